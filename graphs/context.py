@@ -1,0 +1,119 @@
+"""Runtime settings shared by every method; LangGraph Studio renders them as a form."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from typing import Literal
+
+ToolName = Literal["rag", "search", "none"]
+
+
+def _env_default(name: str, fallback: str) -> str:
+    return os.environ.get(f"FACTDEBATE_{name.upper()}", fallback)
+
+
+@dataclass(kw_only=True)
+class Context:
+    """Settings every method understands: models per role, evidence backends, limits.
+
+    A field left at its default picks up ``FACTDEBATE_<FIELD>`` from the environment, so a
+    deployment can switch models without code (e.g. ``FACTDEBATE_MODEL=openai:gpt-4o-mini``).
+    """
+
+    model: str = field(
+        default="local",
+        metadata={
+            "description": "Chat model for every role unless overridden: 'local' (embedded "
+            "SmolLM2), a provider string such as 'openai:gpt-4o-mini', 'anthropic:claude-"
+            "3-5-haiku-latest' or 'ollama:llama3.1', or 'openai-compatible:MODEL@URL'."
+        },
+    )
+    debater_model: str = field(
+        default="", metadata={"description": "Model for debaters/agents; empty = `model`."}
+    )
+    judge_model: str = field(
+        default="", metadata={"description": "Model for judge/moderator/aggregator; empty = `model`."}
+    )
+    scorer_model: str = field(
+        default="", metadata={"description": "Model behind RAGAS scoring; empty = `model`."}
+    )
+    temperature: float = field(
+        default=0.0, metadata={"description": "Sampling temperature for every model call."}
+    )
+    max_output_tokens: int = field(
+        default=512, metadata={"description": "Cap on tokens generated per model call."}
+    )
+    collection: str = field(
+        default="default",
+        metadata={"description": "Name of the local index (Milvus + lexical) to retrieve from."},
+    )
+    milvus_uri: str = field(
+        default="",
+        metadata={"description": "Milvus server URI; empty = embedded Milvus Lite file."},
+    )
+    search_backend: Literal["auto", "tavily", "offline"] = field(
+        default="auto",
+        metadata={
+            "description": "Web search: 'tavily' needs TAVILY_API_KEY; 'offline' is BM25 over "
+            "the local collection; 'auto' picks Tavily when the key is set."
+        },
+    )
+    top_k: int = field(default=3, metadata={"description": "Documents retrieved per query."})
+    max_rounds: int = field(default=3, metadata={"description": "Debate round limit T."})
+    max_claim_chars: int = field(
+        default=2000, metadata={"description": "Longest claim accepted, in characters."}
+    )
+    max_doc_chars: int = field(
+        default=2000,
+        metadata={"description": "Each evidence text is cut to this many characters in prompts."},
+    )
+    call_timeout_s: float = field(
+        default=300.0, metadata={"description": "Timeout for one model or tool call, seconds."}
+    )
+
+    def __post_init__(self) -> None:
+        """Fill fields still at their default from FACTDEBATE_* environment variables."""
+        for f in fields(self):
+            if f.name in {"model", "debater_model", "judge_model", "scorer_model"}:
+                if getattr(self, f.name) == f.default:
+                    setattr(self, f.name, _env_default(f.name, str(f.default)))
+
+    def model_for(self, role: str) -> str:
+        """Return the model string used by ``role`` (debater, judge or scorer)."""
+        chosen = {
+            "debater": self.debater_model,
+            "judge": self.judge_model,
+            "scorer": self.scorer_model,
+        }.get(role, "")
+        return chosen or self.model
+
+
+@dataclass(kw_only=True)
+class ToolMADContext(Context):
+    """Tool-MAD settings (defaults follow the paper; every ablation is one field)."""
+
+    tool_a: ToolName = field(
+        default="rag", metadata={"description": "Tool of debater A: rag, search or none."}
+    )
+    tool_b: ToolName = field(
+        default="search", metadata={"description": "Tool of debater B: rag, search or none."}
+    )
+    query_formulation: bool = field(
+        default=True,
+        metadata={"description": "Debaters write/rewrite their queries; off = the claim is the query."},
+    )
+    stability_score: bool = field(
+        default=True,
+        metadata={"description": "Require RAGAS scores over thresholds to stop early; off = consensus alone."},
+    )
+    faithfulness_threshold: float = field(
+        default=0.7, metadata={"description": "Minimum faithfulness for an early stop."}
+    )
+    relevance_threshold: float = field(
+        default=0.8, metadata={"description": "Minimum answer relevance for an early stop."}
+    )
+    relevance_strictness: int = field(
+        default=3,
+        metadata={"description": "Questions generated back from an answer for answer relevance."},
+    )

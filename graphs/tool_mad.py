@@ -1,0 +1,51 @@
+"""Tool-MAD: two debaters with different retrieval tools, RAGAS stability scores, a judge.
+
+Per round both debaters run, in parallel, query formulation -> retrieval -> argue -> score;
+the consensus check then ends the debate (same label and, when the stability score is on,
+every answer over the faithfulness/relevance thresholds), opens the next round, or hands the
+debate to the judge once the round limit is reached.
+"""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from graphs.context import ToolMADContext
+from graphs.state import ClaimInput, DebateOutput, ToolMADState
+from nodes.argue import make_argue_node
+from nodes.consensus import consensus_check, route_after_check
+from nodes.judge import judge
+from nodes.query import make_query_node
+from nodes.retrieve import make_retrieve_node
+from nodes.rounds import DEBATERS, start_round
+from nodes.score import make_score_node
+
+builder = StateGraph(
+    ToolMADState, context_schema=ToolMADContext, input_schema=ClaimInput, output_schema=DebateOutput
+)
+builder.add_node("start_round", start_round)
+for agent in DEBATERS:
+    opponent = next(a for a in DEBATERS if a != agent)
+    steps = [
+        (f"query_{agent}", make_query_node(agent, opponent)),
+        (f"retrieve_{agent}", make_retrieve_node(agent)),
+        (f"argue_{agent}", make_argue_node(agent, opponent)),
+        (f"score_{agent}", make_score_node(agent)),
+    ]
+    builder.add_edge("start_round", steps[0][0])
+    for (name, node), (next_name, _) in zip(steps, steps[1:] + [("consensus_check", None)], strict=True):
+        builder.add_node(name, node)
+        if next_name != "consensus_check":
+            builder.add_edge(name, next_name)
+builder.add_node("consensus_check", consensus_check)
+builder.add_node("judge", judge)
+builder.add_edge(START, "start_round")
+builder.add_edge([f"score_{agent}" for agent in DEBATERS], "consensus_check")
+builder.add_conditional_edges(
+    "consensus_check",
+    route_after_check,
+    {"start_round": "start_round", "judge": "judge", END: END},
+)
+builder.add_edge("judge", END)
+
+graph = builder.compile(name="tool-mad")

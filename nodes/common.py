@@ -1,0 +1,60 @@
+"""Helpers every node uses: read the runtime settings, get a role's model, find turns."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import fields
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.runtime import Runtime
+
+from graphs.context import Context
+from graphs.state import Turn
+from tools.models import resolve_model
+
+C = TypeVar("C", bound=Context)
+Node = Callable[[Any, Runtime[Any]], Awaitable[dict[str, Any]]]
+
+
+def settings(runtime: Runtime[Any], cls: type[C]) -> C:
+    """The run's settings as ``cls``: defaults when none were given, dicts converted."""
+    ctx = runtime.context
+    if isinstance(ctx, cls):
+        return ctx
+    if ctx is None:
+        return cls()
+    if isinstance(ctx, dict):
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(ctx) - names)
+        if unknown:
+            raise ValueError(f"unknown settings for {cls.__name__}: {', '.join(unknown)}")
+        return cls(**ctx)
+    raise TypeError(f"expected {cls.__name__} settings, got {type(ctx).__name__}")
+
+
+async def model_for(ctx: Context, role: str) -> BaseChatModel:
+    """Load (once, off the event loop) the chat model configured for ``role``."""
+    return await asyncio.to_thread(
+        resolve_model,
+        ctx.model_for(role),
+        temperature=ctx.temperature,
+        max_tokens=ctx.max_output_tokens,
+        timeout=ctx.call_timeout_s,
+    )
+
+
+def turn_of(transcript: list[Turn], agent: str, round_no: int) -> Turn | None:
+    """The turn ``agent`` took in ``round_no``, if any."""
+    for turn in reversed(transcript):
+        if turn.get("agent") == agent and turn.get("round") == round_no:
+            return turn
+    return None
+
+
+def answer_or_placeholder(turn: Turn | None) -> str:
+    """An agent's answer for quoting in a prompt, or an explicit placeholder."""
+    if turn is None or not turn.get("answer"):
+        return "(no answer)"
+    return str(turn["answer"])
