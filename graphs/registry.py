@@ -1,0 +1,36 @@
+"""Method name -> compiled graph, loaded lazily so one method's imports never slow another."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """Where a method's graph lives and what it takes."""
+
+    module: str
+    description: str
+    input_kind: str = "claim"  # claim | question | answer
+
+
+METHODS: dict[str, MethodSpec] = {
+    "tool-mad": MethodSpec("graphs.tool_mad", "Tool-MAD: RAG vs search debaters, RAGAS scores, judge"),
+}
+
+
+class UnknownMethodError(KeyError):
+    """A method name that is not registered."""
+
+    def __str__(self) -> str:
+        return f"unknown method {self.args[0]!r}; choose one of: {', '.join(sorted(METHODS))}"
+
+
+def load_method(name: str) -> tuple[Any, Any]:
+    """Return ``(compiled graph, context class)`` of a registered method."""
+    if name not in METHODS:
+        raise UnknownMethodError(name)
+    module = importlib.import_module(METHODS[name].module)
+    return module.graph, module.builder.context_schema
