@@ -78,6 +78,10 @@ class Context:
             if f.name in {"model", "debater_model", "judge_model", "scorer_model"}:
                 if getattr(self, f.name) == f.default:
                     setattr(self, f.name, _env_default(f.name, str(f.default)))
+        if self.max_rounds < 1 or self.top_k < 1:
+            raise ValueError("max_rounds and top_k must be at least 1")
+        if self.search_backend not in ("auto", "tavily", "offline"):
+            raise ValueError(f"search_backend must be auto, tavily or offline, got {self.search_backend!r}")
 
     def model_for(self, role: str) -> str:
         """Return the model string used by ``role`` (debater, judge or scorer)."""
@@ -117,3 +121,80 @@ class ToolMADContext(Context):
         default=3,
         metadata={"description": "Questions generated back from an answer for answer relevance."},
     )
+
+    def __post_init__(self) -> None:
+        """Check the Tool-MAD settings after the shared ones."""
+        super().__post_init__()
+        for name in ("tool_a", "tool_b"):
+            if getattr(self, name) not in ("rag", "search", "none"):
+                raise ValueError(f"{name} must be rag, search or none, got {getattr(self, name)!r}")
+        for name in ("faithfulness_threshold", "relevance_threshold"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be between 0 and 1, got {getattr(self, name)}")
+        if self.relevance_strictness < 1:
+            raise ValueError("relevance_strictness must be at least 1")
+
+
+@dataclass(kw_only=True)
+class EvidenceContext(Context):
+    """Settings of methods that read one evidence set, given or retrieved once per claim."""
+
+    evidence_tool: Literal["rag", "search"] = field(
+        default="rag",
+        metadata={"description": "Backend retrieving `top_k` documents when no evidence is given."},
+    )
+
+    def __post_init__(self) -> None:
+        """Check the evidence tool after the shared settings."""
+        super().__post_init__()
+        if self.evidence_tool not in ("rag", "search"):
+            raise ValueError(f"evidence_tool must be rag or search, got {self.evidence_tool!r}")
+
+
+@dataclass(kw_only=True)
+class DebateCVContext(EvidenceContext):
+    """DebateCV settings: affirmative vs negative debaters, a moderator (judge model)."""
+
+    moderator_retries: int = field(
+        default=1,
+        metadata={"description": "Extra attempts when the moderator's JSON is invalid (0 = none)."},
+    )
+
+    def __post_init__(self) -> None:
+        """Check the retry budget after the shared settings."""
+        super().__post_init__()
+        if not 0 <= self.moderator_retries <= 5:
+            raise ValueError(f"moderator_retries must be 0..5, got {self.moderator_retries}")
+
+
+@dataclass(kw_only=True)
+class RAGCoTContext(EvidenceContext):
+    """RAG-CoT baseline settings: one model, the evidence, step-by-step reasoning, a label."""
+
+    labels: int = field(
+        default=4,
+        metadata={"description": "Label set: 4 adds CONFLICTING (AVeriTeC); 3 for FEVER-style."},
+    )
+
+    def __post_init__(self) -> None:
+        """Check the label set after the shared settings."""
+        super().__post_init__()
+        if self.labels not in (3, 4):
+            raise ValueError(f"labels must be 3 or 4, got {self.labels}")
+
+
+@dataclass(kw_only=True)
+class MajorityContext(RAGCoTContext):
+    """Majority baseline: independent RAG-CoT voters; a tie yields NOT ENOUGH INFO."""
+
+    temperature: float = field(
+        default=0.7,
+        metadata={"description": "Sampling temperature; above 0 so the voters are independent."},
+    )
+    voters: int = field(default=3, metadata={"description": "Independent RAG-CoT votes."})
+
+    def __post_init__(self) -> None:
+        """Check the number of voters after the shared settings."""
+        super().__post_init__()
+        if not 1 <= self.voters <= 15:
+            raise ValueError(f"voters must be 1..15, got {self.voters}")

@@ -18,7 +18,8 @@ FIRST_QUERY = """\
 {role}
 
 Write one search query that would find evidence to check the claim below. Output only the
-query inside square brackets, like [your query], and nothing else.
+query inside square brackets and nothing else. Example: for the claim "Mount Everest is in
+Chile" you would write [Mount Everest location].
 
 Claim: {claim}"""
 
@@ -26,8 +27,8 @@ NEXT_QUERY = """\
 {role}
 
 You may keep your previous query or write a better one, taking the other agent's answer
-into account. Output only the query inside square brackets, like [your query], and nothing
-else.
+into account. Output only the query inside square brackets and nothing else. Example: for
+the claim "Mount Everest is in Chile" you would write [Mount Everest location].
 
 Other agent's answer: {opponent_answer}
 Your previous query: {previous_query}

@@ -1,0 +1,30 @@
+# Two commands: `make demo` (verify a claim on the embedded default) and `make test`.
+# Both create .venv on first use; nothing needs an API key or network beyond PyPI.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+CLAIM ?= The Eiffel Tower is located in Paris.
+export HF_HUB_OFFLINE := 1
+export RAGAS_DO_NOT_TRACK := true
+export LANGGRAPH_CLI_NO_ANALYTICS := 1
+export LANGGRAPH_NO_VERSION_CHECK := true
+
+.PHONY: demo test test-fast lint
+
+$(VENV)/.installed: pyproject.toml constraints.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade "pip>=25,<27"
+	$(VENV)/bin/pip install --quiet -c constraints.txt torch==2.13.0
+	$(VENV)/bin/pip install --quiet -c constraints.txt -e ".[dev]"
+	touch $@
+
+demo: $(VENV)/.installed
+	$(VENV)/bin/factdebate verify "$(CLAIM)"
+
+test: $(VENV)/.installed
+	$(PY) -m pytest
+
+test-fast: $(VENV)/.installed
+	$(PY) -m pytest -m "not slow"
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check . && $(VENV)/bin/mypy

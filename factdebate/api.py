@@ -1,0 +1,98 @@
+"""Programmatic entry point: verify a claim with any registered method, get the contract."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from dataclasses import fields
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from graphs.registry import METHODS, load_method
+from nodes.claims import clean_claim
+from tools.models import register_model, resolve_model
+
+MODEL_FIELDS = ("model", "debater_model", "judge_model", "scorer_model")
+
+
+def _spec(value: Any) -> Any:
+    """Model objects are registered under a name so settings stay plain strings."""
+    if isinstance(value, BaseChatModel):
+        return register_model(f"object:{type(value).__name__}:{id(value)}", value)
+    return value
+
+
+def build_context(method: str, **settings: Any) -> Any:
+    """The method's settings object; unknown names and bad values raise ValueError."""
+    _, context_cls = load_method(method)
+    known = {f.name: f for f in fields(context_cls)}
+    unknown = sorted(set(settings) - set(known))
+    if unknown:
+        raise ValueError(f"unknown setting(s) for {method}: {', '.join(unknown)}")
+    given = {k: _spec(v) for k, v in settings.items() if v is not None}
+    return context_cls(**given)
+
+
+def check_models(context: Any) -> None:
+    """Load every role's model now, so a bad model name fails before the debate starts."""
+    for role in ("debater", "judge", "scorer"):
+        resolve_model(context.model_for(role), temperature=context.temperature,
+                      max_tokens=context.max_output_tokens, timeout=context.call_timeout_s)
+
+
+def make_input(method: str, text: str, context: Any, **extra: Any) -> dict[str, Any]:
+    """The graph input for ``text`` (claim or question) after validation."""
+    key = "claim" if METHODS[method].input_kind == "claim" else "question"
+    return {key: clean_claim(text, context.max_claim_chars), **extra}
+
+
+async def astream_verify(
+    text: str, method: str = "tool-mad", **settings: Any
+) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """Yield ``(node name, update)`` while the debate runs, then ``("result", contract)``."""
+    graph, _ = load_method(method)
+    context = build_context(method, **settings)
+    payload = make_input(method, text, context)
+    state: dict[str, Any] = {}
+    async for chunk in graph.astream(payload, context=context, stream_mode=["updates", "values"]):
+        mode, data = chunk
+        if mode == "updates":
+            for node, update in data.items():
+                yield node, update or {}
+        else:
+            state = data
+    yield "result", contract(state)
+
+
+async def averify(text: str, method: str = "tool-mad", **settings: Any) -> dict[str, Any]:
+    """Verify ``text`` and return the result contract."""
+    result: dict[str, Any] = {}
+    async for node, update in astream_verify(text, method, **settings):
+        if node == "result":
+            result = update
+    return result
+
+
+def verify(text: str, method: str = "tool-mad", **settings: Any) -> dict[str, Any]:
+    """Synchronous ``averify`` (for scripts and notebooks without a running event loop)."""
+    import asyncio
+
+    return asyncio.run(averify(text, method, **settings))
+
+
+CONTRACT_KEYS = ("verdict", "justification", "stop_reason", "rounds", "transcript", "cost", "errors")
+
+
+def contract(state: dict[str, Any]) -> dict[str, Any]:
+    """The result contract keys of a final state (plus any method-specific extras)."""
+    out = {key: state.get(key) for key in CONTRACT_KEYS}
+    out["transcript"] = out["transcript"] or []
+    out["errors"] = out["errors"] or []
+    out["cost"] = out["cost"] or {}
+    internal = {"claim", "question", "round", "drafts", "decision"}
+    out.update({k: v for k, v in state.items() if k not in out and k not in internal})
+    return out
+
+
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")

@@ -1,0 +1,205 @@
+"""The `factdebate` command: verify claims, build indexes (benchmarks plug in here too)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from dataclasses import fields
+from pathlib import Path
+from typing import Annotated, Any
+
+for _name, _value in {
+    "HF_HUB_OFFLINE": "1", "RAGAS_DO_NOT_TRACK": "true", "GRPC_VERBOSITY": "NONE",
+    "TRANSFORMERS_VERBOSITY": "error", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}.items():
+    os.environ.setdefault(_name, _value)
+
+import typer  # noqa: E402
+from rich.console import Console  # noqa: E402
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Verify facts by multi-agent LLM debate over evidence.")
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print a one-line error and exit non-zero (no traceback)."""
+    err.print(f"[red]error:[/red] {message}", markup=True, highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def parse_settings(pairs: list[str], context_cls: Any) -> dict[str, Any]:
+    """Turn ``key=value`` strings into typed settings for ``context_cls``."""
+    known = {f.name: f for f in fields(context_cls)}
+    settings: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or key not in known:
+            raise ValueError(f"bad --set {pair!r}: expected KEY=VALUE with KEY one of "
+                             f"{', '.join(sorted(known))}")
+        default = known[key].default
+        if isinstance(default, bool):
+            if raw.lower() not in {"true", "false", "1", "0", "yes", "no", "on", "off"}:
+                raise ValueError(f"--set {key} expects true or false, got {raw!r}")
+            settings[key] = raw.lower() in {"true", "1", "yes", "on"}
+        elif isinstance(default, int | float):
+            try:
+                settings[key] = type(default)(raw)
+            except ValueError:
+                raise ValueError(f"--set {key} expects a {type(default).__name__}, got {raw!r}") from None
+        else:
+            settings[key] = raw
+    return settings
+
+
+def _print_turn(turn: dict[str, Any]) -> None:
+    def fmt(v: Any) -> str:
+        return "n/a" if v is None else f"{v:.2f}"
+
+    evidence = ", ".join(f"{e.get('title') or e.get('id')}" for e in turn.get("evidence", [])) or "-"
+    out.print(f"[bold]Round {turn.get('round')} · {turn.get('agent')}[/bold] "
+              f"({turn.get('tool', '')}) → [cyan]{turn.get('label') or 'UNPARSED'}[/cyan]")
+    if turn.get("query"):
+        out.print(f"  query: {turn['query']}", markup=False)
+    out.print(f"  evidence: {evidence}", markup=False)
+    answer = " ".join(str(turn.get("answer") or "(no answer)").split())
+    out.print(f"  answer: {answer[:400]}{'…' if len(answer) > 400 else ''}", markup=False)
+    if "faithfulness" in turn or "answer_relevance" in turn:
+        out.print(f"  faithfulness {fmt(turn.get('faithfulness'))} · "
+                  f"answer relevance {fmt(turn.get('answer_relevance'))}")
+
+
+def _print_result(result: dict[str, Any]) -> None:
+    total = result["cost"].get("total", {})
+    out.rule("Verdict")
+    out.print(f"[bold green]{result.get('verdict') or 'NO VERDICT (unparseable)'}[/bold green] "
+              f"— stop reason: {result.get('stop_reason')}, rounds: {result.get('rounds')}")
+    if result.get("justification"):
+        out.print(" ".join(str(result["justification"]).split())[:1200], markup=False)
+    out.print(f"LLM calls {total.get('llm_calls', 0)}, tokens in {total.get('input_tokens', 0)}"
+              f" / out {total.get('output_tokens', 0)}; recorded errors: {len(result['errors'])}")
+
+
+@app.command()
+def verify(
+    claim: Annotated[str, typer.Argument(help="The claim to check (or '-' to read stdin).")],
+    method: Annotated[str, typer.Option(help="Method name (see `factdebate methods`).")] = "tool-mad",
+    model: Annotated[str | None, typer.Option(help="Model for every role: local, openai:gpt-4o-mini, ...")] = None,
+    debater_model: Annotated[str | None, typer.Option(help="Model of the debaters.")] = None,
+    judge_model: Annotated[str | None, typer.Option(help="Model of the judge/moderator.")] = None,
+    rounds: Annotated[int | None, typer.Option(help="Round limit T.")] = None,
+    collection: Annotated[str | None, typer.Option(help="Index to retrieve from.")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Any setting, KEY=VALUE.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object, nothing else.")] = False,
+) -> None:
+    """Verify a claim and show the debate."""
+    from factdebate.api import astream_verify, build_context, check_models
+    from graphs.registry import METHODS, UnknownMethodError, load_method
+    from nodes.claims import InputError, clean_claim
+    from tools.models import ModelConfigError
+    from tools.vectorstore import IndexMissingError
+
+    if claim == "-":
+        raw = sys.stdin.buffer.read()
+        try:
+            claim = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            fail("the claim is not valid UTF-8 text")
+    try:
+        if method not in METHODS:
+            raise UnknownMethodError(method)
+        _, context_cls = load_method(method)
+        settings = parse_settings(set_ or [], context_cls)
+        settings.update({k: v for k, v in {
+            "model": model, "debater_model": debater_model, "judge_model": judge_model,
+            "max_rounds": rounds, "collection": collection}.items() if v is not None})
+        context = build_context(method, **settings)
+        clean_claim(claim, context.max_claim_chars)
+        check_models(context)
+        _check_index(context)
+    except (InputError, UnknownMethodError, ModelConfigError, IndexMissingError, ValueError) as exc:
+        fail(str(exc))
+
+    async def run() -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        async for node, update in astream_verify(claim, method, **settings):
+            if node == "result":
+                result = update
+            elif not as_json:
+                for turn in update.get("transcript", []):
+                    _print_turn(turn)
+                if node == "judge":
+                    out.print("[dim]judge is deciding after the round limit[/dim]")
+        return result
+
+    if not as_json:
+        out.print(f"[bold]Claim:[/bold] {clean_claim(claim)}  [dim](method {method}, model "
+                  f"{context.model})[/dim]")
+    try:
+        result = asyncio.run(run())
+    except KeyboardInterrupt:
+        fail("interrupted", 130)
+    if as_json:
+        sys.stdout.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
+    else:
+        _print_result(result)
+
+
+def _check_index(context: Any) -> None:
+    """A named collection must exist before a run (the default one is built on demand)."""
+    from tools.corpus import DEFAULT_COLLECTION
+    from tools.vectorstore import IndexMissingError, collection_exists
+
+    if getattr(context, "collection", DEFAULT_COLLECTION) == DEFAULT_COLLECTION:
+        return
+    if not collection_exists(context.collection, context.milvus_uri):
+        raise IndexMissingError(f"no index named {context.collection!r}: run "
+                                f"`factdebate index PATH --collection {context.collection}`")
+
+
+@app.command()
+def index(
+    path: Annotated[Path, typer.Argument(help="JSONL (id, title, text) or a folder of .txt/.md.")],
+    collection: Annotated[str, typer.Option(help="Name of the index to (re)build.")] = "default",
+    milvus_uri: Annotated[str, typer.Option(help="Milvus server URI; default Milvus Lite.")] = "",
+) -> None:
+    """Build (or rebuild) a retrieval index from your own documents."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    from tools.corpus import CorpusError, load_documents
+    from tools.index import build_index, split_passages
+
+    try:
+        docs = load_documents(path)
+    except CorpusError as exc:
+        fail(str(exc))
+    total = len(split_passages(docs))
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                  TimeRemainingColumn(), console=err) as progress:
+        task = progress.add_task(f"embedding into {collection!r}", total=total)
+        count = build_index(docs, collection, milvus_uri,
+                            progress=lambda n: progress.advance(task, n))
+    out.print(f"indexed {len(docs)} documents as {count} passages into collection {collection!r}")
+
+
+@app.command()
+def methods() -> None:
+    """List the available methods."""
+    from graphs.registry import METHODS
+
+    for name, spec in METHODS.items():
+        out.print(f"[bold]{name}[/bold] ({spec.input_kind}): {spec.description}")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,26 @@
+"""Tool-MAD graph for the LangGraph server test: a scripted model and fixed documents."""
+
+from __future__ import annotations
+
+from graphs.tool_mad import graph
+from tests.fakes import ScriptedChatModel, ragas_rules
+from tools.evidence import Evidence
+from tools.models import register_model
+from tools.retrieval import override_tool
+
+CLAIM = "The Eiffel Tower is located in Paris."
+
+register_model(
+    "scripted-server",
+    ScriptedChatModel(rules=[
+        *ragas_rules(faithful=True, relevant_question=CLAIM),
+        ("inside square brackets", "[Eiffel Tower]"),
+        ("Decide whether the claim holds", "The document places it in Paris.\n**SUPPORTS**"),
+    ]),
+)
+for tool in ("rag", "search"):
+    override_tool(tool, lambda q, k, t=tool: [
+        Evidence(id=f"{t}-1", title="Eiffel Tower", text="The Eiffel Tower is in Paris.",
+                 source="fake", score=1.0)])
+
+__all__ = ["graph"]

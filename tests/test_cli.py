@@ -1,0 +1,103 @@
+"""The `factdebate` command: JSON contract, clear one-line errors, indexing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from factdebate.cli import app
+from tests.conftest import REPO
+
+runner = CliRunner()
+
+
+def cli(*args: str, env: dict[str, str] | None = None, stdin: bytes | None = None
+        ) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "factdebate.cli", *args], cwd=REPO, env=env,
+                          input=stdin, capture_output=True, timeout=600)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["verify", ""], "the claim is empty"),
+        (["verify", "   "], "the claim is empty"),
+        (["verify", "x" * 2001], "the limit is 2000"),
+        (["verify", "A claim", "--method", "nope"], "unknown method 'nope'"),
+        (["verify", "A claim", "--model", "nonsense"], "unknown model 'nonsense'"),
+        (["verify", "A claim", "--set", "tool_b=bogus"], "tool_b must be rag, search or none"),
+        (["verify", "A claim", "--set", "max_rounds=two"], "expects a int"),
+        (["verify", "A claim", "--collection", "never-built"], "no index named 'never-built'"),
+        (["index", "/definitely/not/here"], "no such file or folder"),
+    ],
+)
+def test_bad_input_gives_one_line_error(args, message, data_home):
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) <= 3  # one message, maybe wrapped
+
+
+def test_invalid_utf8_on_stdin(data_home):
+    result = runner.invoke(app, ["verify", "-"], input=b"\xff\xfe bad bytes")
+    assert result.exit_code == 2 and "not valid UTF-8" in result.output
+
+
+def test_index_jsonl_and_folder(tmp_path: Path, data_home):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"id": "1", "title": "Moon", "text": "The Moon orbits Earth."}\n'
+                      '{"id": "2", "title": "Sun", "text": "The Sun is a star."}\n')
+    result = runner.invoke(app, ["index", str(corpus), "--collection", "mine"])
+    assert result.exit_code == 0, result.output
+    assert "indexed 2 documents" in result.output
+    from tools.search import OfflineSearch
+    from tools.vectorstore import dense_search
+
+    assert dense_search("mine", "What orbits the Earth?", 1)[0]["id"] == "1"
+    assert OfflineSearch("mine").search("star", 2)[0]["id"] == "2"
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("Water boils at 100 degrees Celsius at sea level.")
+    (folder / "b.txt").write_text("")
+    result = runner.invoke(app, ["index", str(folder), "--collection", "notes"])
+    assert result.exit_code == 0 and "indexed 1 documents" in result.output
+
+
+def test_index_reports_malformed_line(tmp_path: Path, data_home):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "1", "title": "a", "text": "fine"}\n{"id": 2, "title": \n')
+    result = runner.invoke(app, ["index", str(bad)])
+    assert result.exit_code == 2 and "bad.jsonl:2" in result.output
+
+
+@pytest.mark.slow
+def test_verify_json_on_embedded_default(tmp_path: Path):
+    """End to end: real SmolLM2, MiniLM, Milvus Lite and BM25; one JSON object on stdout."""
+    import os
+
+    env = {**os.environ, "FACTDEBATE_HOME": str(tmp_path / "home"), "FACTDEBATE_MODEL": "local"}
+    proc = cli("verify", "The Eiffel Tower is located in Paris.", "--json", "--rounds", "1",
+               "--set", "max_output_tokens=128", "--set", "relevance_strictness=1", env=env)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    result = json.loads(proc.stdout)
+    assert set(result) >= {"verdict", "justification", "stop_reason", "rounds", "transcript",
+                           "cost", "errors"}
+    assert result["rounds"] == 1
+    assert result["stop_reason"] in {"consensus", "round_limit"}
+    assert result["verdict"] in {"SUPPORTS", "REFUTES", "NOT ENOUGH INFO", None}
+    if result["verdict"] is None:
+        assert any(e["agent"] == "judge" for e in result["errors"])
+    turns = result["transcript"]
+    assert {t["agent"] for t in turns} == {"debater_a", "debater_b"}
+    rag = next(t for t in turns if t["tool"] == "rag")
+    search = next(t for t in turns if t["tool"] == "search")
+    assert len(rag["evidence"]) == 3 and all(e["source"] == "milvus" for e in rag["evidence"])
+    assert all(e["source"] == "bm25" for e in search["evidence"])
+    total = result["cost"]["total"]
+    assert total["llm_calls"] >= 5 and total["input_tokens"] > 0 and total["output_tokens"] > 0
