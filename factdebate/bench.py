@@ -1,0 +1,346 @@
+"""Benchmark harness: run a method over a claim dataset concurrently, resumably, and report.
+
+Each finished item is appended to ``results.jsonl`` at once (flushed), so an interrupted run
+resumes where it stopped; ``metrics.json``, ``report.md`` and ``confusion.png`` are written
+at the end. With ``server_url`` every item is sent as a run to a LangGraph server instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from factdebate.bench_report import FAILED, compare_runs, write_summary
+from factdebate.datasets import (
+    CONFLICTING,
+    DATASETS,
+    LABELS,
+    REFUTES,
+    SUPPORTS,
+    THREE_WAY,
+    AtomicClaimItem,
+    ClaimItem,
+    DatasetError,
+    load_fever_mini_corpus,
+    load_scifact_corpus,
+    sample,
+)
+from tools.evidence import Evidence
+
+__all__ = ["BenchItem", "compare_runs", "load_items", "read_results", "run_bench", "arun_bench"]
+
+Progress = Callable[[int, int, float, int, int], None]
+"""Called as ``(done, total, running accuracy, llm calls, tokens)`` after each item (and once
+at the start, with the items already done when resuming)."""
+
+CORPORA: dict[str, Callable[..., list[Evidence]]] = {
+    # dataset -> loader of its retrieval corpus (taking the dataset folder)
+    "scifact": load_scifact_corpus,
+    "fever-mini": load_fever_mini_corpus,
+}
+NO_RETRIEVAL = {"cot", "mad"}
+RESULTS = "results.jsonl"
+RUN_FILE = "run.json"
+
+
+@dataclass
+class BenchItem:
+    """One claim to verify with its gold label (canonical 3- or 4-way label)."""
+
+    id: str
+    claim: str
+    gold: str
+    evidence: list[Evidence] = field(default_factory=list)
+
+
+def load_items(dataset: str, data_dir: Path | None, limit: int | None,
+               seed: int) -> tuple[list[BenchItem], tuple[str, ...]]:
+    """Load a claim dataset's items (a seeded sample of ``limit``) and its label set.
+
+    True/false datasets (factcheck-bench, factool-qa) map true -> SUPPORTS, false -> REFUTES.
+    ``data_dir`` is the shared datasets root (the dataset's own sub-folder is appended).
+    """
+    if dataset not in DATASETS:
+        raise DatasetError(f"unknown dataset {dataset!r}; choose one of: {', '.join(DATASETS)}")
+    folder = _dataset_folder(dataset, data_dir)
+    loaded = DATASETS[dataset](folder) if folder is not None else DATASETS[dataset]()
+    items: list[BenchItem] = []
+    for raw in sample(loaded.items, limit, seed):
+        if isinstance(raw, ClaimItem):
+            items.append(BenchItem(raw.id, raw.claim, raw.label, list(raw.evidence)))
+        elif isinstance(raw, AtomicClaimItem):
+            items.append(BenchItem(raw.id, raw.claim, SUPPORTS if raw.label else REFUTES,
+                                   list(raw.evidence)))
+        else:
+            raise DatasetError(f"{dataset} holds {type(raw).__name__} items, not claims: the "
+                               "claim benchmark cannot score it")
+    if not items:
+        raise DatasetError(f"{dataset}: no items to run")
+    labels = LABELS if any(i.gold == CONFLICTING for i in items) else THREE_WAY
+    return items, labels
+
+
+_SUBFOLDERS = {"scifact": "scifact", "fever-mini": "fever/fever_rag_mini", "averitec": "averitec",
+               "ramdocs": "ramdocs", "factcheck-bench": "factcheck_bench",
+               "factool-qa": "factool", "pubmedqa": "pubmedqa"}
+
+
+def _dataset_folder(dataset: str, data_dir: Path | None) -> Path | None:
+    if data_dir is None:
+        return None
+    return Path(data_dir) / _SUBFOLDERS.get(dataset, dataset)
+
+
+def read_results(path: Path) -> list[dict[str, Any]]:
+    """Read the rows of a results file, keeping the first row of each id.
+
+    A truncated or corrupt line (an interrupted write) is dropped and the file is rewritten
+    without it, so later appends stay line-aligned.
+    """
+    if not path.is_file():
+        return []
+    rows, dropped = [], False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            dropped = True
+            continue
+        if isinstance(row, dict) and "id" in row:
+            rows.append(row)
+        else:
+            dropped = True
+    seen: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        seen.setdefault(str(row["id"]), row)
+    if dropped or len(seen) != len(rows) or not path.read_text(encoding="utf-8").endswith("\n"):
+        path.write_text("".join(json.dumps(r, default=str) + "\n" for r in seen.values()),
+                        encoding="utf-8")
+    return list(seen.values())
+
+
+def _uses_retrieval(method: str, context: dict[str, Any]) -> bool:
+    if method in NO_RETRIEVAL or context.get("tool") == "none":
+        return False
+    return not (context.get("tool_a") == "none" and context.get("tool_b") == "none")
+
+
+def prepare_collection(method: str, dataset: str, data_dir: Path | None,
+                       context: dict[str, Any], context_cls: Any) -> dict[str, Any]:
+    """Point retrieval at the dataset's own corpus, indexing it once when it is missing.
+
+    Only when the method retrieves, the settings accept ``collection`` and none was given.
+    """
+    names = {f.name for f in fields(context_cls)}
+    if ("collection" not in names or "collection" in context or dataset not in CORPORA
+            or not _uses_retrieval(method, context)):
+        return context
+    from tools.index import build_index
+    from tools.search import bm25_dir
+    from tools.vectorstore import collection_exists
+
+    loader, name = CORPORA[dataset], collection_name(dataset)
+    uri = str(context.get("milvus_uri", ""))
+    ready = collection_exists(name, uri) and (bm25_dir(name) / "documents.json").exists()
+    if not ready:
+        folder = _dataset_folder(dataset, data_dir)
+        build_index(loader(folder) if folder is not None else loader(), name, uri)
+    return {**context, "collection": name}
+
+
+def collection_name(dataset: str) -> str:
+    """Name the index holding a dataset's corpus (Milvus names allow letters, digits, '_')."""
+    return dataset.replace("-", "_")
+
+
+def _row(item: BenchItem, out: dict[str, Any], latency: float) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "gold": item.gold,
+        "prediction": out.get("verdict"),
+        "stop_reason": out.get("stop_reason"),
+        "rounds": out.get("rounds"),
+        "cost": out.get("cost") or {},
+        "latency_s": round(latency, 4),
+        "errors": out.get("errors") or [],
+    }
+
+
+def _failed_row(item: BenchItem, exc: BaseException, latency: float) -> dict[str, Any]:
+    message = f"{type(exc).__name__}: {exc}"[:2000]
+    return {"id": item.id, "gold": item.gold, "prediction": None, "stop_reason": FAILED,
+            "rounds": 0, "cost": {}, "latency_s": round(latency, 4),
+            "errors": [{"kind": "exception", "stage": "run", "message": message}]}
+
+
+def _check_same_run(out_dir: Path, run: dict[str, Any]) -> None:
+    path = out_dir / RUN_FILE
+    if path.is_file():
+        before = json.loads(path.read_text(encoding="utf-8"))
+        keys = ("method", "dataset", "limit", "seed", "context", "server_url")
+        changed = [k for k in keys if before.get(k) != run.get(k)]
+        if changed:
+            raise ValueError(f"{out_dir} holds a run with different {', '.join(changed)}; "
+                             "use another --out directory to start a new run")
+    path.write_text(json.dumps(run, indent=2, default=str) + "\n", encoding="utf-8")
+
+
+async def arun_bench(
+    method: str,
+    dataset: str,
+    out_dir: Path,
+    *,
+    data_dir: Path | None = None,
+    limit: int | None = None,
+    seed: int = 0,
+    concurrency: int = 4,
+    context: dict[str, Any] | None = None,
+    server_url: str | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Async ``run_bench`` (see there)."""
+    from graphs.registry import load_method
+
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    graph, context_cls = load_method(method)
+    items, labels = load_items(dataset, data_dir, limit, seed)
+    settings = dict(context or {})
+    context_cls(**settings)  # validate names and values before anything runs
+    if server_url is None:
+        settings = await asyncio.to_thread(prepare_collection, method, dataset, data_dir,
+                                           settings, context_cls)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    run: dict[str, Any] = {"method": method, "dataset": dataset, "limit": limit, "seed": seed,
+           "context": settings, "server_url": server_url, "concurrency": concurrency}
+    _check_same_run(out_dir, run)
+
+    wanted = {i.id for i in items}
+    rows = [r for r in read_results(out_dir / RESULTS) if str(r["id"]) in wanted]
+    done_ids = {str(r["id"]) for r in rows}
+    todo = [i for i in items if i.id not in done_ids]
+    wants_evidence = "evidence" in input_keys(graph)
+    invoke = _server_invoker(server_url, method) if server_url else _local_invoker(graph)
+    ctx_obj = None if server_url else context_cls(**settings)
+
+    stats = {"correct": sum(r.get("prediction") == r["gold"] for r in rows),
+             "calls": sum(int((r.get("cost") or {}).get("total", {}).get("llm_calls", 0))
+                          for r in rows),
+             "tokens": sum(_tokens(r) for r in rows)}
+
+    def report() -> None:
+        if progress is not None:
+            progress(len(rows), len(items), stats["correct"] / max(1, len(rows)),
+                     stats["calls"], stats["tokens"])
+
+    report()
+    semaphore = asyncio.Semaphore(concurrency)
+    started = time.perf_counter()
+    with (out_dir / RESULTS).open("a", encoding="utf-8") as sink:
+
+        async def one(item: BenchItem) -> None:
+            payload: dict[str, Any] = {"claim": item.claim}
+            if wants_evidence:
+                payload["evidence"] = item.evidence
+            async with semaphore:
+                t0 = time.perf_counter()
+                try:
+                    out = await invoke(payload, ctx_obj if ctx_obj is not None else settings)
+                    row = _row(item, out, time.perf_counter() - t0)
+                except Exception as exc:  # one failing item must not stop the run
+                    row = _failed_row(item, exc, time.perf_counter() - t0)
+            sink.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+            sink.flush()
+            rows.append(row)
+            stats["correct"] += row["prediction"] == row["gold"]
+            stats["calls"] += int(row["cost"].get("total", {}).get("llm_calls", 0))
+            stats["tokens"] += _tokens(row)
+            report()
+
+        await asyncio.gather(*(one(item) for item in todo))
+    run["wall_s"] = round(time.perf_counter() - started, 3)
+    run["resumed_items"] = len(done_ids)
+    order = {i.id: n for n, i in enumerate(items)}
+    rows.sort(key=lambda r: order[str(r["id"])])
+    return await asyncio.to_thread(write_summary, out_dir, rows, labels, run)
+
+
+def input_keys(graph: Any) -> set[str]:
+    """Keys of a compiled graph's input schema (a TypedDict)."""
+    schema = getattr(getattr(graph, "builder", None), "input_schema", None)
+    keys = getattr(schema, "__required_keys__", set()) | getattr(schema, "__optional_keys__", set())
+    return {str(k) for k in keys}
+
+
+def _tokens(row: dict[str, Any]) -> int:
+    total = (row.get("cost") or {}).get("total", {})
+    return int(total.get("input_tokens", 0)) + int(total.get("output_tokens", 0))
+
+
+Invoker = Callable[[dict[str, Any], Any], Any]
+
+
+def _local_invoker(graph: Any) -> Invoker:
+    async def invoke(payload: dict[str, Any], context: Any) -> dict[str, Any]:
+        out: dict[str, Any] = await graph.ainvoke(payload, context=context)
+        return out
+
+    return invoke
+
+
+def _server_invoker(url: str, assistant_id: str) -> Invoker:
+    from langgraph_sdk import get_client
+
+    client = get_client(url=url)
+
+    async def invoke(payload: dict[str, Any], context: Any) -> dict[str, Any]:
+        out = await client.runs.wait(None, assistant_id, input=payload, context=context)
+        if not isinstance(out, dict):
+            raise RuntimeError(f"unexpected server answer: {str(out)[:200]}")
+        if "__error__" in out:
+            raise RuntimeError(f"server run failed: {out['__error__']}")
+        return out
+
+    return invoke
+
+
+def run_bench(
+    method: str,
+    dataset: str,
+    out_dir: Path,
+    *,
+    data_dir: Path | None,
+    limit: int | None,
+    seed: int,
+    concurrency: int,
+    context: dict[str, Any],
+    server_url: str | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Run ``method`` over ``dataset`` and write results.jsonl, metrics.json, report.md.
+
+    Args:
+        method: Registered method name (``graphs.registry.METHODS``).
+        dataset: Claim dataset name (``factdebate.datasets.DATASETS``).
+        out_dir: Run directory; an existing one with the same settings is resumed.
+        data_dir: Shared datasets root (default ``../shared/datasets`` or $FACTDEBATE_DATASETS).
+        limit: Seeded random sample of this many items (None = all).
+        seed: Sampling seed.
+        concurrency: Items in flight at once.
+        context: Settings for the method's context class (e.g. ``{"tool_b": "rag"}``).
+        server_url: Send each item as a run to this LangGraph server (assistant = method).
+        progress: Called as ``(done, total, running accuracy, llm calls, tokens)``.
+
+    Returns:
+        The metrics dict also written to ``metrics.json``.
+
+    """
+    return asyncio.run(arun_bench(method, dataset, out_dir, data_dir=data_dir, limit=limit,
+                                  seed=seed, concurrency=concurrency, context=context,
+                                  server_url=server_url, progress=progress))

@@ -1,0 +1,203 @@
+"""Benchmark summaries: metrics.json, report.md, the confusion-matrix PNG and run comparison."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from factdebate.metrics import UNPARSED, label_metrics
+
+FAILED = "error"  # stop_reason of an item whose run raised
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    pos = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[pos]
+
+
+def cost_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Total and per-item LLM usage, overall and per role."""
+    per_role: dict[str, Counter[str]] = {}
+    for row in rows:
+        for role, usage in (row.get("cost") or {}).items():
+            per_role.setdefault(role, Counter()).update(
+                {k: int(usage.get(k, 0)) for k in ("llm_calls", "input_tokens", "output_tokens")}
+            )
+    total = per_role.pop("total", Counter())
+    n = max(1, len(rows))
+    return {
+        "llm_calls": total["llm_calls"],
+        "input_tokens": total["input_tokens"],
+        "output_tokens": total["output_tokens"],
+        "per_item": {k: total[k] / n for k in ("llm_calls", "input_tokens", "output_tokens")},
+        "per_role": {role: dict(c) for role, c in sorted(per_role.items())},
+    }
+
+
+def latency_summary(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Mean, median, p90 and max seconds per item."""
+    values = [float(r.get("latency_s") or 0.0) for r in rows]
+    return {
+        "mean_s": statistics.fmean(values) if values else 0.0,
+        "p50_s": _percentile(values, 0.5),
+        "p90_s": _percentile(values, 0.9),
+        "max_s": max(values, default=0.0),
+        "sum_s": sum(values),
+    }
+
+
+def compute_metrics(rows: Sequence[dict[str, Any]], labels: Sequence[str]) -> dict[str, Any]:
+    """Label metrics plus cost, latency, stop reasons and error kinds of a run's rows."""
+    scored = label_metrics([r["gold"] for r in rows], [r.get("prediction") for r in rows], labels)
+    kinds = Counter(e.get("kind", "?") for r in rows for e in (r.get("errors") or []))
+    rounds = [int(r["rounds"]) for r in rows if isinstance(r.get("rounds"), int)]
+    return {
+        **scored,
+        "labels": list(labels),
+        "failed": sum(r.get("stop_reason") == FAILED for r in rows),
+        "items_with_errors": sum(bool(r.get("errors")) for r in rows),
+        "error_kinds": dict(sorted(kinds.items())),
+        "stop_reasons": dict(sorted(Counter(str(r.get("stop_reason")) for r in rows).items())),
+        "mean_rounds": statistics.fmean(rounds) if rounds else 0.0,
+        "cost": cost_summary(rows),
+        "latency": latency_summary(rows),
+    }
+
+
+def plot_confusion(metrics: dict[str, Any], path: Path, title: str) -> None:
+    """Save the confusion matrix (gold rows, predicted columns) as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = list(metrics["labels"])
+    columns = [*labels, UNPARSED]
+    matrix = [[metrics["confusion"][g][p] for p in columns] for g in labels]
+    fig, ax = plt.subplots(figsize=(1.6 + 1.3 * len(columns), 1.4 + 1.0 * len(labels)))
+    ax.imshow(matrix, cmap="Blues")
+    peak = max((v for row in matrix for v in row), default=0)
+    for i, row in enumerate(matrix):
+        for j, value in enumerate(row):
+            ax.text(j, i, str(value), ha="center", va="center",
+                    color="white" if peak and value > peak / 2 else "black")
+    ax.set_xticks(range(len(columns)), [c.replace(" ", "\n") for c in columns], fontsize=8)
+    ax.set_yticks(range(len(labels)), [c.replace(" ", "\n") for c in labels], fontsize=8)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("gold")
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}"
+
+
+def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
+    """Markdown report of one run."""
+    cost, lat = metrics["cost"], metrics["latency"]
+    labels = metrics["labels"]
+    columns = [*labels, UNPARSED]
+    lines = [
+        f"# {run['method']} on {run['dataset']}",
+        "",
+        f"Items: {metrics['n']} (limit {run.get('limit')}, seed {run.get('seed')}); "
+        f"settings: `{json.dumps(run.get('context', {}), sort_keys=True)}`"
+        + (f"; server {run['server_url']}" if run.get("server_url") else ""),
+        "",
+        "| accuracy | macro-F1 | unparsed | failed runs | items with errors | mean rounds |",
+        "|---:|---:|---:|---:|---:|---:|",
+        f"| {_pct(metrics['accuracy'])} | {_pct(metrics['macro_f1'])} | {metrics['unparsed']} | "
+        f"{metrics['failed']} | {metrics['items_with_errors']} | {metrics['mean_rounds']:.2f} |",
+        "",
+        "## Per class",
+        "",
+        "| label | precision | recall | F1 | support |",
+        "|---|---:|---:|---:|---:|",
+        *(f"| {label} | {_pct(c['precision'])} | {_pct(c['recall'])} | {_pct(c['f1'])} | "
+          f"{c['support']} |" for label, c in metrics["per_class"].items()),
+        "",
+        "## Confusion matrix (rows gold, columns predicted)",
+        "",
+        "| gold \\ predicted | " + " | ".join(columns) + " |",
+        "|---|" + "---:|" * len(columns),
+        *(f"| {g} | " + " | ".join(str(metrics["confusion"][g][p]) for p in columns) + " |"
+          for g in labels),
+        "",
+        "![confusion matrix](confusion.png)",
+        "",
+        "## Cost",
+        "",
+        f"LLM calls {cost['llm_calls']} ({cost['per_item']['llm_calls']:.1f} per item), "
+        f"input tokens {cost['input_tokens']} ({cost['per_item']['input_tokens']:.0f} per item), "
+        f"output tokens {cost['output_tokens']} "
+        f"({cost['per_item']['output_tokens']:.0f} per item).",
+        "",
+        "| role | LLM calls | input tokens | output tokens |",
+        "|---|---:|---:|---:|",
+        *(f"| {role} | {u.get('llm_calls', 0)} | {u.get('input_tokens', 0)} | "
+          f"{u.get('output_tokens', 0)} |" for role, u in cost["per_role"].items()),
+        "",
+        "## Latency per item (seconds)",
+        "",
+        "| mean | median | p90 | max |",
+        "|---:|---:|---:|---:|",
+        f"| {lat['mean_s']:.2f} | {lat['p50_s']:.2f} | {lat['p90_s']:.2f} | {lat['max_s']:.2f} |",
+        "",
+        "## Stop reasons and recorded errors",
+        "",
+        "Stop reasons: " + (", ".join(f"{k} {v}" for k, v in metrics["stop_reasons"].items())
+                            or "none"),
+        "",
+        "Error kinds: " + (", ".join(f"{k} {v}" for k, v in metrics["error_kinds"].items())
+                           or "none"),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_summary(out_dir: Path, rows: Sequence[dict[str, Any]], labels: Sequence[str],
+                  run: dict[str, Any]) -> dict[str, Any]:
+    """Write metrics.json, report.md and confusion.png; return the metrics."""
+    metrics = compute_metrics(rows, labels)
+    metrics["run"] = run
+    (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str) + "\n",
+                                          encoding="utf-8")
+    plot_confusion(metrics, out_dir / "confusion.png", f"{run['method']} on {run['dataset']}")
+    (out_dir / "report.md").write_text(render_report(metrics, run), encoding="utf-8")
+    return metrics
+
+
+def compare_runs(dirs: Sequence[Path]) -> str:
+    """Side-by-side Markdown table of several runs' metrics.json."""
+    header = ("| run | method | dataset | n | accuracy | macro-F1 | unparsed | failed | "
+              "calls/item | tokens/item | latency mean s |")
+    lines = [header, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    datasets = set()
+    for directory in dirs:
+        path = Path(directory) / "metrics.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"no metrics.json in {directory}: run the benchmark first")
+        m = json.loads(path.read_text(encoding="utf-8"))
+        run, cost = m.get("run", {}), m["cost"]["per_item"]
+        datasets.add((run.get("dataset"), run.get("limit"), run.get("seed")))
+        lines.append(
+            f"| {Path(directory).name} | {run.get('method')} | {run.get('dataset')} | {m['n']} | "
+            f"{_pct(m['accuracy'])} | {_pct(m['macro_f1'])} | {m['unparsed']} | "
+            f"{m.get('failed', 0)} | {cost['llm_calls']:.1f} | "
+            f"{cost['input_tokens'] + cost['output_tokens']:.0f} | "
+            f"{m['latency']['mean_s']:.2f} |"
+        )
+    if len(datasets) > 1:
+        lines += ["", "Note: these runs used different datasets, limits or seeds; the items "
+                  "differ, so the numbers are not directly comparable."]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,201 @@
+"""Benchmark harness: metrics, resume after a kill, concurrency cap, failures, reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from factdebate.bench import read_results, run_bench
+from factdebate.bench_report import compare_runs, compute_metrics
+from tests.conftest import REPO
+from tests.fakes import ScriptedChatModel
+from tools.models import register_model
+
+LABELS = {"S": "SUPPORTS", "R": "REFUTES", "N": "NOT ENOUGH INFO"}
+
+
+def make_data(root: Path, golds: str, long_claim_at: int | None = None) -> Path:
+    """A fever-mini-shaped dataset: one claim per letter of ``golds`` (S/R/N)."""
+    folder = root / "fever" / "fever_rag_mini"
+    folder.mkdir(parents=True)
+    corpus = [{"doc_id": "d1", "text": "Paris is in France.", "page": "Paris"}]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in corpus))
+    lines = []
+    for i, g in enumerate(golds):
+        claim = f"Claim number {i} about Paris."
+        if i == long_claim_at:
+            claim += " padding" * 40
+        lines.append({"id": i, "claim": claim, "label": LABELS[g],
+                      "gold_doc_ids": [] if g == "N" else ["d1"]})
+    (folder / "claims.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return root
+
+
+def bench(tmp: Path, data: Path, model: str, **kw: Any) -> dict[str, Any]:
+    args: dict[str, Any] = {"data_dir": data, "limit": None, "seed": 0, "concurrency": 2,
+                            "context": {"model": model}}
+    args.update(kw)
+    return run_bench("cot", "fever-mini", tmp / "run", **args)
+
+
+def test_compute_metrics_on_hand_values() -> None:
+    rows = [
+        {"gold": "SUPPORTS", "prediction": "SUPPORTS", "stop_reason": "consensus", "rounds": 1,
+         "latency_s": 1.0, "errors": [],
+         "cost": {"debater": {"llm_calls": 2, "input_tokens": 10, "output_tokens": 4},
+                  "total": {"llm_calls": 2, "input_tokens": 10, "output_tokens": 4}}},
+        {"gold": "REFUTES", "prediction": None, "stop_reason": "round_limit", "rounds": 3,
+         "latency_s": 3.0, "errors": [{"kind": "parse_error"}],
+         "cost": {"judge": {"llm_calls": 1, "input_tokens": 20, "output_tokens": 6},
+                  "total": {"llm_calls": 1, "input_tokens": 20, "output_tokens": 6}}},
+        {"gold": "REFUTES", "prediction": "SUPPORTS", "stop_reason": "error", "rounds": 0,
+         "latency_s": 2.0, "errors": [{"kind": "exception"}], "cost": {}},
+    ]
+    m = compute_metrics(rows, ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO"))
+    assert m["accuracy"] == pytest.approx(1 / 3)
+    assert m["unparsed"] == 1 and m["failed"] == 1 and m["items_with_errors"] == 2
+    assert m["per_class"]["SUPPORTS"]["precision"] == pytest.approx(0.5)
+    assert m["per_class"]["SUPPORTS"]["f1"] == pytest.approx(2 / 3)
+    assert m["macro_f1"] == pytest.approx((2 / 3) / 3)
+    assert m["confusion"]["REFUTES"] == {"SUPPORTS": 1, "REFUTES": 0, "NOT ENOUGH INFO": 0,
+                                         "UNPARSED": 1}
+    assert m["cost"]["llm_calls"] == 3 and m["cost"]["input_tokens"] == 30
+    assert m["cost"]["per_item"]["output_tokens"] == pytest.approx(10 / 3)
+    assert m["cost"]["per_role"]["judge"]["llm_calls"] == 1
+    assert m["latency"]["mean_s"] == pytest.approx(2.0) and m["latency"]["p50_s"] == 2.0
+    assert m["latency"]["max_s"] == 3.0
+    assert m["error_kinds"] == {"exception": 1, "parse_error": 1}
+    assert m["mean_rounds"] == pytest.approx(4 / 3)
+
+
+def test_run_writes_reports_and_compare(tmp_path: Path, scripted) -> None:
+    data = make_data(tmp_path / "data", "SSRN")
+    name, _ = scripted([], default="Yes.\n**SUPPORTS**")
+    seen: list[tuple[int, int, float, int, int]] = []
+    m = bench(tmp_path, data, name, progress=lambda *a: seen.append(a))
+    run = tmp_path / "run"
+    assert m["n"] == 4 and m["accuracy"] == pytest.approx(0.5)
+    assert seen[0][:2] == (0, 4) and seen[-1] == (4, 4, 0.5, 4, seen[-1][4])
+    assert seen[-1][4] > 0
+    assert len(read_results(run / "results.jsonl")) == 4
+    assert json.loads((run / "metrics.json").read_text())["accuracy"] == pytest.approx(0.5)
+    assert (run / "confusion.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    report = (run / "report.md").read_text()
+    assert "| 50.0 |" in report and "confusion.png" in report and "| debater | 4 |" in report
+    row = json.loads((run / "results.jsonl").read_text().splitlines()[0])
+    assert set(row) == {"id", "gold", "prediction", "stop_reason", "rounds", "cost",
+                        "latency_s", "errors"}
+    table = compare_runs([run, run])
+    assert table.count("| run | cot | fever-mini | 4 | 50.0 |") == 2
+
+
+def test_failing_item_is_recorded_and_run_continues(tmp_path: Path, scripted) -> None:
+    data = make_data(tmp_path / "data", "SSSS", long_claim_at=1)
+    name, _ = scripted([], default="Yes.\n**SUPPORTS**")
+    m = bench(tmp_path, data, name, context={"model": name, "max_claim_chars": 80})
+    rows = {r["id"]: r for r in read_results(tmp_path / "run" / "results.jsonl")}
+    assert len(rows) == 4 and m["failed"] == 1
+    assert rows["1"]["stop_reason"] == "error" and rows["1"]["prediction"] is None
+    assert "InputError" in rows["1"]["errors"][0]["message"]
+    assert all(rows[i]["prediction"] == "SUPPORTS" for i in ("0", "2", "3"))
+
+
+def test_concurrency_cap_is_respected(tmp_path: Path) -> None:
+    data = make_data(tmp_path / "data", "S" * 12)
+    lock, state = threading.Lock(), {"now": 0, "peak": 0}
+
+    def slow(prompt: str) -> str:
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        time.sleep(0.05)
+        with lock:
+            state["now"] -= 1
+        return "ok\n**SUPPORTS**"
+
+    name = register_model("bench-cap", ScriptedChatModel(rules=[("Claim", slow)]))
+    bench(tmp_path, data, name, concurrency=3)
+    assert state["peak"] == 3
+
+
+def test_truncated_last_line_is_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    good = '{"id": "a", "gold": "SUPPORTS"}\n'
+    path.write_text(good + good + '{"id": "b", "go')
+    rows = read_results(path)
+    assert [r["id"] for r in rows] == ["a"]
+    assert path.read_text() == good
+
+
+def test_resume_refuses_different_settings(tmp_path: Path, scripted) -> None:
+    data = make_data(tmp_path / "data", "SR")
+    name, _ = scripted([], default="Yes.\n**SUPPORTS**")
+    bench(tmp_path, data, name)
+    with pytest.raises(ValueError, match="different"):
+        bench(tmp_path, data, name, seed=5, limit=1)
+
+
+CHILD = """
+import sys, time
+sys.path.insert(0, {repo!r})
+from pathlib import Path
+from factdebate.bench import run_bench
+from tests.fakes import ScriptedChatModel
+from tools.models import register_model
+
+def slow(prompt):
+    time.sleep(0.25)
+    return "ok\\n**SUPPORTS**"
+
+register_model("bench-resume", ScriptedChatModel(rules=[("Claim", slow)]))
+run_bench("cot", "fever-mini", Path({out!r}), data_dir=Path({data!r}), limit=None, seed=0,
+          concurrency=2, context={{"model": "bench-resume"}})
+"""
+
+
+def test_resume_after_killed_process(tmp_path: Path) -> None:
+    data = make_data(tmp_path / "data", "SRN" * 8)
+    out = tmp_path / "run"
+    script = tmp_path / "child.py"
+    script.write_text(textwrap.dedent(CHILD.format(repo=str(REPO), out=str(out), data=str(data))))
+    child = subprocess.Popen([sys.executable, str(script)], cwd=REPO, env={**os.environ},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    results = out / "results.jsonl"
+    deadline = time.time() + 60
+    try:
+        while time.time() < deadline:
+            if results.exists() and len(results.read_text().splitlines()) >= 4:
+                break
+            if child.poll() is not None:
+                pytest.fail(f"child ended early: {child.stderr.read().decode()[-2000:]}")
+            time.sleep(0.05)
+        else:
+            pytest.fail("child wrote no results in time")
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait(10)
+    before = read_results(results)
+    assert 4 <= len(before) < 24, "the kill must interrupt the run"
+
+    model = ScriptedChatModel(rules=[], default="ok\n**SUPPORTS**")
+    register_model("bench-resume", model)
+    m = run_bench("cot", "fever-mini", out, data_dir=data, limit=None, seed=0, concurrency=2,
+                  context={"model": "bench-resume"})
+    ids = [json.loads(line)["id"] for line in results.read_text().splitlines()]
+    assert len(ids) == len(set(ids)) == 24
+    assert set(ids) == {str(i) for i in range(24)}
+    assert len(model.prompts) == 24 - len(before)
+    assert m["n"] == 24 and m["run"]["resumed_items"] == len(before)
