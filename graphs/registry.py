@@ -22,6 +22,9 @@ METHODS: dict[str, MethodSpec] = {
     "react": MethodSpec("graphs.react_agent", "Baseline: single ReAct agent with retrieval"),
     "mad": MethodSpec("graphs.mad", "Baseline: MAD affirmative vs negative, no retrieval, judge"),
     "madke": MethodSpec("graphs.madke", "Baseline: MADKE, one shared static retrieval, judge"),
+    "debate-cv": MethodSpec("graphs.debate_cv", "DebateCV: pro vs con debaters, moderator decides"),
+    "rag-cot": MethodSpec("graphs.rag_cot", "Baseline: RAG-CoT, one model reads the evidence"),
+    "majority": MethodSpec("graphs.majority", "Baseline: 3 independent RAG-CoT votes, majority"),
 }
 
 

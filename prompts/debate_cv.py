@@ -1,0 +1,174 @@
+"""DebateCV prompts: debaters, moderator, final verdict, corrector, RAG-CoT (project wording)."""
+
+from __future__ import annotations
+
+from prompts.common import EVIDENCE_RULES
+
+LABELS_4 = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO", "CONFLICTING")
+
+VERDICT_CRITERIA = """\
+Verdict labels:
+- SUPPORTS: the evidence fully backs the claim.
+- REFUTES: the evidence directly contradicts the claim.
+- NOT ENOUGH INFO: the evidence is too thin to confirm or reject the claim.
+- CONFLICTING: the claim misleads, because the evidence points both ways or the claim
+  picks only the facts that suit it (cherry-picking, true but misleading)."""
+
+LABEL_INSTRUCTIONS_4 = """\
+Reason step by step from the documents first. Then finish with exactly one label, alone on
+the last line, written in bold:
+- **SUPPORTS** if the documents show the claim is true;
+- **REFUTES** if the documents show the claim is false;
+- **NOT ENOUGH INFO** if the documents do not settle the question;
+- **CONFLICTING** if the documents point both ways or the claim is true but misleading."""
+
+DEBATER_SETUP = """\
+You are one of two debaters checking a claim against a set of documents. You are given a
+side to defend. Stay factual and concise: ground every point in the documents, cite them by
+number like [2], and take apart the weak points of the other side.
+{evidence_rules}
+
+Claim: {claim}
+
+Documents:
+{evidence}"""
+
+AFFIRMATIVE_OPENING = """\
+{setup}
+
+Your side: the claim is TRUE. Open the debate. Say what the claim asserts, part by part,
+then bring the documents that back it up most strongly."""
+
+NEGATIVE_REPLY = """\
+{setup}
+
+Your side: the claim is FALSE. The other debater argued for the claim:
+<argument side="affirmative">
+{opponent}
+</argument>
+
+Answer it: bring the documents that count against the claim, and point out where the
+affirmative argument is unsupported, outdated, or reads more into the documents than they
+say."""
+
+AFFIRMATIVE_REPLY = """\
+{setup}
+
+Your side: the claim is TRUE. Your previous argument:
+<argument side="affirmative">
+{own}
+</argument>
+
+The other debater's reply:
+<argument side="negative">
+{opponent}
+</argument>
+
+Do you accept any of its points? Explain your reasoning, cite the documents that support
+your side, and show where the reply is weak."""
+
+MODERATOR_SETUP = """\
+You moderate a fact-checking debate. An affirmative debater defends the claim and a
+negative debater attacks it, both from the same documents. Judge only by how relevant and
+sufficient the cited evidence is, not by how confident a side sounds.
+{evidence_rules}
+
+Claim: {claim}
+
+Documents:
+{evidence}
+
+{criteria}"""
+
+MODERATOR_ROUND = """\
+{setup}
+
+Your notes from earlier rounds:
+{notes}
+
+Round {round_no} has just ended.
+<argument side="affirmative">
+{affirmative}
+</argument>
+<argument side="negative">
+{negative}
+</argument>
+
+Be brief. Fill in:
+- new_insight: what this round added that earlier rounds had not;
+- evidence_gaps: evidence or arguments still missing on either side;
+- proceed: true only if another round is really needed; false if a verdict is already
+  clear or the debaters only repeat themselves;
+- reason: why you continue or stop;
+- verdict: when proceed is false, one of SUPPORTS, REFUTES, NOT ENOUGH INFO, CONFLICTING;
+  null when proceed is true;
+- justification: when proceed is false, why the evidence leads to that verdict; empty
+  otherwise."""
+
+FINAL_VERDICT = """\
+{setup}
+
+The debate reached its round limit of {max_rounds} rounds. Summary of the debate:
+{summary}
+
+Last round:
+<argument side="affirmative">
+{affirmative}
+</argument>
+<argument side="negative">
+{negative}
+</argument>
+
+Weigh both sides against the documents and decide. Give a step-by-step justification and
+one verdict among SUPPORTS, REFUTES, NOT ENOUGH INFO, CONFLICTING."""
+
+RETRY_NOTE = """\
+
+Your previous reply could not be used ({problem}). Reply again with only one JSON object
+that follows the schema exactly."""
+
+CORRECTOR = """\
+You review a fact-checking debate whose moderator reached the wrong verdict. The correct
+verdict is known: {gold}. Write the justification a careful moderator would have written to
+reach {gold} from this debate and these documents: which arguments hold, which do not, and
+which documents decide the matter. Do not mention that a verdict was given to you.
+{evidence_rules}
+
+Claim: {claim}
+
+Documents:
+{evidence}
+
+Debate:
+{debate}
+
+Moderator's notes:
+{notes}"""
+
+RAG_COT = """\
+Check whether the claim below is true, using only the documents given.
+{evidence_rules}
+
+{label_instructions}
+
+Claim: {claim}
+
+Documents:
+{evidence}"""
+
+__all__ = [
+    "AFFIRMATIVE_OPENING",
+    "AFFIRMATIVE_REPLY",
+    "CORRECTOR",
+    "DEBATER_SETUP",
+    "EVIDENCE_RULES",
+    "FINAL_VERDICT",
+    "LABELS_4",
+    "LABEL_INSTRUCTIONS_4",
+    "MODERATOR_ROUND",
+    "MODERATOR_SETUP",
+    "NEGATIVE_REPLY",
+    "RAG_COT",
+    "RETRY_NOTE",
+    "VERDICT_CRITERIA",
+]
