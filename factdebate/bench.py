@@ -67,7 +67,7 @@ def load_items(dataset: str, data_dir: Path | None, limit: int | None,
     """
     if dataset not in DATASETS:
         raise DatasetError(f"unknown dataset {dataset!r}; choose one of: {', '.join(DATASETS)}")
-    folder = _dataset_folder(dataset, data_dir)
+    folder = dataset_folder(dataset, data_dir)
     loaded = DATASETS[dataset](folder) if folder is not None else DATASETS[dataset]()
     items: list[BenchItem] = []
     for raw in sample(loaded.items, limit, seed):
@@ -90,7 +90,8 @@ _SUBFOLDERS = {"scifact": "scifact", "fever-mini": "fever/fever_rag_mini", "aver
                "factool-qa": "factool", "pubmedqa": "pubmedqa"}
 
 
-def _dataset_folder(dataset: str, data_dir: Path | None) -> Path | None:
+def dataset_folder(dataset: str, data_dir: Path | None) -> Path | None:
+    """Locate the dataset's folder under a datasets root (None = the loader default)."""
     if data_dir is None:
         return None
     return Path(data_dir) / _SUBFOLDERS.get(dataset, dataset)
@@ -148,7 +149,7 @@ def prepare_collection(method: str, dataset: str, data_dir: Path | None,
     uri = str(context.get("milvus_uri", ""))
     ready = collection_exists(name, uri) and (bm25_dir(name) / "documents.json").exists()
     if not ready:
-        folder = _dataset_folder(dataset, data_dir)
+        folder = dataset_folder(dataset, data_dir)
         build_index(loader(folder) if folder is not None else loader(), name, uri)
     return {**context, "collection": name}
 
