@@ -1,0 +1,1 @@
+"""factdebate: fact verification by multi-agent LLM debate (CLI, API, benchmarks)."""

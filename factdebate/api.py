@@ -37,8 +37,12 @@ def build_context(method: str, **settings: Any) -> Any:
 def check_models(context: Any) -> None:
     """Load every role's model now, so a bad model name fails before the debate starts."""
     for role in ("debater", "judge", "scorer"):
-        resolve_model(context.model_for(role), temperature=context.temperature,
-                      max_tokens=context.max_output_tokens, timeout=context.call_timeout_s)
+        resolve_model(
+            context.model_for(role),
+            temperature=context.temperature,
+            max_tokens=context.max_output_tokens,
+            timeout=context.call_timeout_s,
+        )
 
 
 def make_input(method: str, text: str, context: Any, **extra: Any) -> dict[str, Any]:
@@ -81,7 +85,15 @@ def verify(text: str, method: str = "tool-mad", **settings: Any) -> dict[str, An
     return asyncio.run(averify(text, method, **settings))
 
 
-CONTRACT_KEYS = ("verdict", "justification", "stop_reason", "rounds", "transcript", "cost", "errors")
+CONTRACT_KEYS = (
+    "verdict",
+    "justification",
+    "stop_reason",
+    "rounds",
+    "transcript",
+    "cost",
+    "errors",
+)
 
 
 def contract(state: dict[str, Any]) -> dict[str, Any]:

@@ -11,8 +11,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 for _name, _value in {
-    "HF_HUB_OFFLINE": "1", "RAGAS_DO_NOT_TRACK": "true", "GRPC_VERBOSITY": "NONE",
-    "TRANSFORMERS_VERBOSITY": "error", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "HF_HUB_OFFLINE": "1",
+    "RAGAS_DO_NOT_TRACK": "true",
+    "GRPC_VERBOSITY": "NONE",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
     "TOKENIZERS_PARALLELISM": "false",
 }.items():
     os.environ.setdefault(_name, _value)
@@ -20,8 +23,12 @@ for _name, _value in {
 import typer  # noqa: E402
 from rich.console import Console  # noqa: E402
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Verify facts by multi-agent LLM debate over evidence.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Verify facts by multi-agent LLM debate over evidence.",
+)
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
@@ -40,8 +47,9 @@ def parse_settings(pairs: list[str], context_cls: Any) -> dict[str, Any]:
         key, sep, raw = pair.partition("=")
         key = key.strip().replace("-", "_")
         if not sep or key not in known:
-            raise ValueError(f"bad --set {pair!r}: expected KEY=VALUE with KEY one of "
-                             f"{', '.join(sorted(known))}")
+            raise ValueError(
+                f"bad --set {pair!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(known))}"
+            )
         default = known[key].default
         if isinstance(default, bool):
             if raw.lower() not in {"true", "false", "1", "0", "yes", "no", "on", "off"}:
@@ -51,7 +59,9 @@ def parse_settings(pairs: list[str], context_cls: Any) -> dict[str, Any]:
             try:
                 settings[key] = type(default)(raw)
             except ValueError:
-                raise ValueError(f"--set {key} expects a {type(default).__name__}, got {raw!r}") from None
+                raise ValueError(
+                    f"--set {key} expects a {type(default).__name__}, got {raw!r}"
+                ) from None
         else:
             settings[key] = raw
     return settings
@@ -61,41 +71,57 @@ def _print_turn(turn: dict[str, Any]) -> None:
     def fmt(v: Any) -> str:
         return "n/a" if v is None else f"{v:.2f}"
 
-    evidence = ", ".join(f"{e.get('title') or e.get('id')}" for e in turn.get("evidence", [])) or "-"
-    out.print(f"[bold]Round {turn.get('round')} · {turn.get('agent')}[/bold] "
-              f"({turn.get('tool', '')}) → [cyan]{turn.get('label') or 'UNPARSED'}[/cyan]")
+    evidence = (
+        ", ".join(f"{e.get('title') or e.get('id')}" for e in turn.get("evidence", [])) or "-"
+    )
+    out.print(
+        f"[bold]Round {turn.get('round')} · {turn.get('agent')}[/bold] "
+        f"({turn.get('tool', '')}) → [cyan]{turn.get('label') or 'UNPARSED'}[/cyan]"
+    )
     if turn.get("query"):
         out.print(f"  query: {turn['query']}", markup=False)
     out.print(f"  evidence: {evidence}", markup=False)
     answer = " ".join(str(turn.get("answer") or "(no answer)").split())
     out.print(f"  answer: {answer[:400]}{'…' if len(answer) > 400 else ''}", markup=False)
     if "faithfulness" in turn or "answer_relevance" in turn:
-        out.print(f"  faithfulness {fmt(turn.get('faithfulness'))} · "
-                  f"answer relevance {fmt(turn.get('answer_relevance'))}")
+        out.print(
+            f"  faithfulness {fmt(turn.get('faithfulness'))} · "
+            f"answer relevance {fmt(turn.get('answer_relevance'))}"
+        )
 
 
 def _print_result(result: dict[str, Any]) -> None:
     total = result["cost"].get("total", {})
     out.rule("Verdict")
-    out.print(f"[bold green]{result.get('verdict') or 'NO VERDICT (unparseable)'}[/bold green] "
-              f"— stop reason: {result.get('stop_reason')}, rounds: {result.get('rounds')}")
+    out.print(
+        f"[bold green]{result.get('verdict') or 'NO VERDICT (unparseable)'}[/bold green] "
+        f"— stop reason: {result.get('stop_reason')}, rounds: {result.get('rounds')}"
+    )
     if result.get("justification"):
         out.print(" ".join(str(result["justification"]).split())[:1200], markup=False)
-    out.print(f"LLM calls {total.get('llm_calls', 0)}, tokens in {total.get('input_tokens', 0)}"
-              f" / out {total.get('output_tokens', 0)}; recorded errors: {len(result['errors'])}")
+    out.print(
+        f"LLM calls {total.get('llm_calls', 0)}, tokens in {total.get('input_tokens', 0)}"
+        f" / out {total.get('output_tokens', 0)}; recorded errors: {len(result['errors'])}"
+    )
 
 
 @app.command()
 def verify(
     claim: Annotated[str, typer.Argument(help="The claim to check (or '-' to read stdin).")],
-    method: Annotated[str, typer.Option(help="Method name (see `factdebate methods`).")] = "tool-mad",
-    model: Annotated[str | None, typer.Option(help="Model for every role: local, openai:gpt-4o-mini, ...")] = None,
+    method: Annotated[
+        str, typer.Option(help="Method name (see `factdebate methods`).")
+    ] = "tool-mad",
+    model: Annotated[
+        str | None, typer.Option(help="Model for every role: local, openai:gpt-4o-mini, ...")
+    ] = None,
     debater_model: Annotated[str | None, typer.Option(help="Model of the debaters.")] = None,
     judge_model: Annotated[str | None, typer.Option(help="Model of the judge/moderator.")] = None,
     rounds: Annotated[int | None, typer.Option(help="Round limit T.")] = None,
     collection: Annotated[str | None, typer.Option(help="Index to retrieve from.")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Any setting, KEY=VALUE.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object, nothing else.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object, nothing else.")
+    ] = False,
 ) -> None:
     """Verify a claim and show the debate."""
     from factdebate.api import astream_verify, build_context, check_models
@@ -115,9 +141,19 @@ def verify(
             raise UnknownMethodError(method)
         _, context_cls = load_method(method)
         settings = parse_settings(set_ or [], context_cls)
-        settings.update({k: v for k, v in {
-            "model": model, "debater_model": debater_model, "judge_model": judge_model,
-            "max_rounds": rounds, "collection": collection}.items() if v is not None})
+        settings.update(
+            {
+                k: v
+                for k, v in {
+                    "model": model,
+                    "debater_model": debater_model,
+                    "judge_model": judge_model,
+                    "max_rounds": rounds,
+                    "collection": collection,
+                }.items()
+                if v is not None
+            }
+        )
         context = build_context(method, **settings)
         clean_claim(claim, context.max_claim_chars)
         check_models(context)
@@ -138,8 +174,10 @@ def verify(
         return result
 
     if not as_json:
-        out.print(f"[bold]Claim:[/bold] {clean_claim(claim)}  [dim](method {method}, model "
-                  f"{context.model})[/dim]")
+        out.print(
+            f"[bold]Claim:[/bold] {clean_claim(claim)}  [dim](method {method}, model "
+            f"{context.model})[/dim]"
+        )
     try:
         result = asyncio.run(run())
     except KeyboardInterrupt:
@@ -158,8 +196,7 @@ def _check_index(context: Any) -> None:
     if getattr(context, "collection", DEFAULT_COLLECTION) == DEFAULT_COLLECTION:
         return
     if not collection_exists(context.collection, context.milvus_uri):
-        raise IndexMissingError(f"no index named {context.collection!r}: run "
-                                f"`factdebate index PATH --collection {context.collection}`")
+        raise IndexMissingError(context.collection)
 
 
 @app.command()
@@ -179,11 +216,17 @@ def index(
     except CorpusError as exc:
         fail(str(exc))
     total = len(split_passages(docs))
-    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn(), console=err) as progress:
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err,
+    ) as progress:
         task = progress.add_task(f"embedding into {collection!r}", total=total)
-        count = build_index(docs, collection, milvus_uri,
-                            progress=lambda n: progress.advance(task, n))
+        count = build_index(
+            docs, collection, milvus_uri, progress=lambda n: progress.advance(task, n)
+        )
     out.print(f"indexed {len(docs)} documents as {count} passages into collection {collection!r}")
 
 

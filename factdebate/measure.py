@@ -28,18 +28,30 @@ def main() -> None:
     args = parser.parse_args()
     _, context_cls = load_method(args.method)
     settings = parse_settings(args.settings, context_cls)
-    claims = json.loads((resources.files("factdebate") / "data" / "example_claims.json").read_text())
+    claims = json.loads(
+        (resources.files("factdebate") / "data" / "example_claims.json").read_text()
+    )
     rows: list[dict[str, Any]] = []
     for item in claims[: args.limit]:
         start = time.perf_counter()
         result = asyncio.run(averify(item["claim"], args.method, **settings))
         total = result["cost"].get("total", {})
-        rows.append({"claim": item["claim"], "gold": item["label"], "verdict": result["verdict"],
-                     "seconds": round(time.perf_counter() - start, 1), "rounds": result["rounds"],
-                     "stop_reason": result["stop_reason"], **total})
+        rows.append(
+            {
+                "claim": item["claim"],
+                "gold": item["label"],
+                "verdict": result["verdict"],
+                "seconds": round(time.perf_counter() - start, 1),
+                "rounds": result["rounds"],
+                "stop_reason": result["stop_reason"],
+                **total,
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
     summary = {
-        "method": args.method, "settings": settings, "claims": len(rows),
+        "method": args.method,
+        "settings": settings,
+        "claims": len(rows),
         "mean_seconds": round(statistics.mean(r["seconds"] for r in rows), 1),
         "mean_llm_calls": round(statistics.mean(r["llm_calls"] for r in rows), 1),
         "mean_input_tokens": round(statistics.mean(r["input_tokens"] for r in rows)),

@@ -1,0 +1,1 @@
+"""One compiled LangGraph graph per method and baseline, plus shared state and settings."""

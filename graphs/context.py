@@ -33,7 +33,8 @@ class Context:
         default="", metadata={"description": "Model for debaters/agents; empty = `model`."}
     )
     judge_model: str = field(
-        default="", metadata={"description": "Model for judge/moderator/aggregator; empty = `model`."}
+        default="",
+        metadata={"description": "Model for judge/moderator/aggregator; empty = `model`."},
     )
     scorer_model: str = field(
         default="", metadata={"description": "Model behind RAGAS scoring; empty = `model`."}
@@ -75,13 +76,15 @@ class Context:
     def __post_init__(self) -> None:
         """Fill fields still at their default from FACTDEBATE_* environment variables."""
         for f in fields(self):
-            if f.name in {"model", "debater_model", "judge_model", "scorer_model"}:
-                if getattr(self, f.name) == f.default:
-                    setattr(self, f.name, _env_default(f.name, str(f.default)))
+            is_model = f.name in {"model", "debater_model", "judge_model", "scorer_model"}
+            if is_model and getattr(self, f.name) == f.default:
+                setattr(self, f.name, _env_default(f.name, str(f.default)))
         if self.max_rounds < 1 or self.top_k < 1:
             raise ValueError("max_rounds and top_k must be at least 1")
         if self.search_backend not in ("auto", "tavily", "offline"):
-            raise ValueError(f"search_backend must be auto, tavily or offline, got {self.search_backend!r}")
+            raise ValueError(
+                f"search_backend must be auto, tavily or offline, got {self.search_backend!r}"
+            )
 
     def model_for(self, role: str) -> str:
         """Return the model string used by ``role`` (debater, judge or scorer)."""
@@ -105,11 +108,16 @@ class ToolMADContext(Context):
     )
     query_formulation: bool = field(
         default=True,
-        metadata={"description": "Debaters write/rewrite their queries; off = the claim is the query."},
+        metadata={
+            "description": "Debaters write/rewrite their queries; off = the claim is the query."
+        },
     )
     stability_score: bool = field(
         default=True,
-        metadata={"description": "Require RAGAS scores over thresholds to stop early; off = consensus alone."},
+        metadata={
+            "description": "Require RAGAS scores over thresholds to stop early; "
+            "off = consensus alone."
+        },
     )
     faithfulness_threshold: float = field(
         default=0.7, metadata={"description": "Minimum faithfulness for an early stop."}

@@ -26,17 +26,17 @@ builder = StateGraph(
 builder.add_node("start_round", start_round)
 for agent in DEBATERS:
     opponent = next(a for a in DEBATERS if a != agent)
-    steps = [
-        (f"query_{agent}", make_query_node(agent, opponent)),
-        (f"retrieve_{agent}", make_retrieve_node(agent)),
-        (f"argue_{agent}", make_argue_node(agent, opponent)),
-        (f"score_{agent}", make_score_node(agent)),
-    ]
-    builder.add_edge("start_round", steps[0][0])
-    for (name, node), (next_name, _) in zip(steps, steps[1:] + [("consensus_check", None)], strict=True):
-        builder.add_node(name, node)
-        if next_name != "consensus_check":
-            builder.add_edge(name, next_name)
+    chain = {
+        f"query_{agent}": make_query_node(agent, opponent),
+        f"retrieve_{agent}": make_retrieve_node(agent),
+        f"argue_{agent}": make_argue_node(agent, opponent),
+        f"score_{agent}": make_score_node(agent),
+    }
+    for name, node in chain.items():
+        builder.add_node(name, node)  # type: ignore[call-overload]  # factory-made nodes
+    names = ["start_round", *chain]
+    for source, target in zip(names, names[1:], strict=False):
+        builder.add_edge(source, target)
 builder.add_node("consensus_check", consensus_check)
 builder.add_node("judge", judge)
 builder.add_edge(START, "start_round")

@@ -1,0 +1,1 @@
+"""Node functions by role, shared across methods."""

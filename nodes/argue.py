@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graphs.context import ToolMADContext
-from graphs.state import ErrorRecord, ToolMADState
+from graphs.state import ErrorRecord, ToolMADState, Turn
 from nodes.common import Node, answer_or_placeholder, model_for, settings, turn_of
 from nodes.evidence_block import render_evidence
 from nodes.parse import ParseFailure, parse_label
@@ -21,7 +21,7 @@ def make_argue_node(agent: str, opponent: str) -> Node:
     async def argue(state: ToolMADState, runtime: Runtime[ToolMADContext]) -> dict[str, Any]:
         ctx = settings(runtime, ToolMADContext)
         claim, round_no = state["claim"], state["round"]
-        draft = dict(state["drafts"][agent])
+        draft = Turn(**state["drafts"][agent])
         shared = {
             "role": prompts.render_debater_role(draft["tool"]),
             "claim": claim,
@@ -37,17 +37,31 @@ def make_argue_node(agent: str, opponent: str) -> Node:
                 **shared, opponent_answer=answer_or_placeholder(opponent_turn)
             )
         model = await model_for(ctx, "debater")
-        reply = await ask(model, prompt, role="debater", agent=agent, stage="argue",
-                          round_no=round_no, timeout=ctx.call_timeout_s)
+        reply = await ask(
+            model,
+            prompt,
+            role="debater",
+            agent=agent,
+            stage="argue",
+            round_no=round_no,
+            timeout=ctx.call_timeout_s,
+        )
         errors = list(reply.errors)
         draft["answer"] = reply.text or ""
         draft["label"] = None
         if reply.text is not None:
             label = parse_label(reply.text)
             if isinstance(label, ParseFailure):
-                errors.append(ErrorRecord(round=round_no, agent=agent, stage="argue",
-                                          kind="parse_error", message=label.reason,
-                                          raw=label.raw[:2000]))
+                errors.append(
+                    ErrorRecord(
+                        round=round_no,
+                        agent=agent,
+                        stage="argue",
+                        kind="parse_error",
+                        message=label.reason,
+                        raw=label.raw[:2000],
+                    )
+                )
             else:
                 draft["label"] = label
         return {"drafts": {agent: draft}, "cost": reply.cost, "errors": errors}

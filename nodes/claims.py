@@ -21,8 +21,9 @@ def clean_claim(text: object, max_chars: int = 2000) -> str:
     if "\x00" in text:
         raise InputError("the claim contains binary data (NUL bytes)")
     cleaned = " ".join(
-        "".join(ch if unicodedata.category(ch)[0] != "C" or ch in "\n\t" else " " for ch in text)
-        .split()
+        "".join(
+            ch if unicodedata.category(ch)[0] != "C" or ch in "\n\t" else " " for ch in text
+        ).split()
     )
     if not cleaned:
         raise InputError("the claim is empty")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import fields
 from collections.abc import Awaitable, Callable
+from dataclasses import fields
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel

@@ -46,7 +46,9 @@ async def consensus_check(state: ToolMADState, runtime: Runtime[ToolMADContext])
     decision = decide(turns, round_no, ctx)
     update: dict[str, Any] = {"decision": decision}
     if decision == "consensus":
-        best = max(turns, key=lambda t: (t.get("faithfulness") or 0.0) + (t.get("answer_relevance") or 0.0))
+        best = max(
+            turns, key=lambda t: (t.get("faithfulness") or 0.0) + (t.get("answer_relevance") or 0.0)
+        )
         update.update(
             verdict=turns[0]["label"],
             stop_reason="consensus",

@@ -13,9 +13,7 @@ _FENCE_RE = re.compile(r"<\s*/?\s*evidence", re.IGNORECASE)
 
 def sanitize(text: str, max_chars: int) -> str:
     """Strip control characters, neutralise fence tags, and cap the length."""
-    kept = "".join(
-        ch if ch in "\n\t" or unicodedata.category(ch)[0] != "C" else " " for ch in text
-    )
+    kept = "".join(ch if ch in "\n\t" or unicodedata.category(ch)[0] != "C" else " " for ch in text)
     kept = _FENCE_RE.sub("[fence removed]", kept)
     if len(kept) > max_chars:
         kept = kept[:max_chars].rstrip() + " [...]"

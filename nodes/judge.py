@@ -19,7 +19,7 @@ from tools.llm import ask
 
 def average(turns: list[Turn], key: str) -> float | None:
     """Mean of a score over the rounds where it could be computed."""
-    values = [float(v) for t in turns if (v := t.get(key)) is not None]  # type: ignore[misc]
+    values = [float(v) for t in turns if isinstance(v := t.get(key), int | float)]
     return mean(values) if values else None
 
 
@@ -30,7 +30,10 @@ def render_scores(transcript: list[Turn]) -> str:
         turns = [t for t in transcript if t.get("agent") == agent]
         tool = turns[0].get("tool", "?") if turns else "?"
         parts = []
-        for key, name in (("faithfulness", "faithfulness"), ("answer_relevance", "answer relevance")):
+        for key, name in (
+            ("faithfulness", "faithfulness"),
+            ("answer_relevance", "answer relevance"),
+        ):
             value = average(turns, key)
             parts.append(f"{name} {value:.2f}" if value is not None else f"{name} not available")
         lines.append(f"- {agent} ({tool}): " + ", ".join(parts))
@@ -62,15 +65,30 @@ async def judge(state: ToolMADState, runtime: Runtime[ToolMADContext]) -> dict[s
         label_instructions=prompts.LABEL_INSTRUCTIONS,
     )
     model = await model_for(ctx, "judge")
-    reply = await ask(model, prompt, role="judge", agent="judge", stage="judge",
-                      round_no=state["round"], timeout=ctx.call_timeout_s)
+    reply = await ask(
+        model,
+        prompt,
+        role="judge",
+        agent="judge",
+        stage="judge",
+        round_no=state["round"],
+        timeout=ctx.call_timeout_s,
+    )
     errors = list(reply.errors)
     verdict: str | None = None
     if reply.text is not None:
         label = parse_label(reply.text)
         if isinstance(label, ParseFailure):
-            errors.append(ErrorRecord(round=state["round"], agent="judge", stage="judge",
-                                      kind="parse_error", message=label.reason, raw=label.raw[:2000]))
+            errors.append(
+                ErrorRecord(
+                    round=state["round"],
+                    agent="judge",
+                    stage="judge",
+                    kind="parse_error",
+                    message=label.reason,
+                    raw=label.raw[:2000],
+                )
+            )
         else:
             verdict = label
     return {

@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graphs.context import ToolMADContext
-from graphs.state import ErrorRecord, ToolMADState
+from graphs.state import ErrorRecord, ToolMADState, Turn
 from nodes.common import Node, answer_or_placeholder, model_for, settings, turn_of
 from nodes.parse import ParseFailure, parse_query
 from prompts import tool_mad as prompts
@@ -22,7 +22,7 @@ def make_query_node(agent: str, opponent: str) -> Node:
     ) -> dict[str, Any]:
         ctx = settings(runtime, ToolMADContext)
         claim, round_no = state["claim"], state["round"]
-        draft = dict(state["drafts"][agent])
+        draft = Turn(**state["drafts"][agent])
         previous = turn_of(state.get("transcript", []), agent, round_no - 1)
         fallback = previous.get("query", claim) if previous else claim
         if not ctx.query_formulation or draft["tool"] == "none":
@@ -34,18 +34,34 @@ def make_query_node(agent: str, opponent: str) -> Node:
         else:
             opponent_turn = turn_of(state.get("transcript", []), opponent, round_no - 1)
             prompt = prompts.NEXT_QUERY.format(
-                role=role, claim=claim, previous_query=fallback,
+                role=role,
+                claim=claim,
+                previous_query=fallback,
                 opponent_answer=answer_or_placeholder(opponent_turn),
             )
         model = await model_for(ctx, "debater")
-        reply = await ask(model, prompt, role="debater", agent=agent, stage="query",
-                          round_no=round_no, timeout=ctx.call_timeout_s)
+        reply = await ask(
+            model,
+            prompt,
+            role="debater",
+            agent=agent,
+            stage="query",
+            round_no=round_no,
+            timeout=ctx.call_timeout_s,
+        )
         errors = list(reply.errors)
         query = parse_query(reply.text) if reply.text is not None else None
         if isinstance(query, ParseFailure):
-            errors.append(ErrorRecord(round=round_no, agent=agent, stage="query", kind="parse_error",
-                                      message=f"{query.reason}; searched with the previous query",
-                                      raw=query.raw[:2000]))
+            errors.append(
+                ErrorRecord(
+                    round=round_no,
+                    agent=agent,
+                    stage="query",
+                    kind="parse_error",
+                    message=f"{query.reason}; searched with the previous query",
+                    raw=query.raw[:2000],
+                )
+            )
         draft["query"] = query if isinstance(query, str) else fallback
         return {"drafts": {agent: draft}, "cost": reply.cost, "errors": errors}
 

@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graphs.context import ToolMADContext
-from graphs.state import ErrorRecord, ToolMADState
+from graphs.state import ErrorRecord, ToolMADState, Turn
 from nodes.common import Node, settings
 from tools.retrieval import retrieve
 
@@ -19,19 +19,30 @@ def make_retrieve_node(agent: str) -> Node:
         state: ToolMADState, runtime: Runtime[ToolMADContext]
     ) -> dict[str, Any]:
         ctx = settings(runtime, ToolMADContext)
-        draft = dict(state["drafts"][agent])
+        draft = Turn(**state["drafts"][agent])
         errors: list[ErrorRecord] = []
         try:
             draft["evidence"] = await retrieve(
-                draft["tool"], draft.get("query", ""), k=ctx.top_k, collection=ctx.collection,
-                milvus_uri=ctx.milvus_uri, search_backend_name=ctx.search_backend,
+                draft["tool"],
+                draft.get("query", ""),
+                k=ctx.top_k,
+                collection=ctx.collection,
+                milvus_uri=ctx.milvus_uri,
+                search_backend_name=ctx.search_backend,
                 timeout=ctx.call_timeout_s,
             )
         except Exception as exc:  # backends raise many types; the debate goes on without them
             draft["evidence"] = []
             kind = "timeout" if isinstance(exc, TimeoutError) else "tool_error"
-            errors.append(ErrorRecord(round=state["round"], agent=agent, stage="retrieve",
-                                      kind=kind, message=f"{draft['tool']}: {type(exc).__name__}: {exc}"))
+            errors.append(
+                ErrorRecord(
+                    round=state["round"],
+                    agent=agent,
+                    stage="retrieve",
+                    kind=kind,
+                    message=f"{draft['tool']}: {type(exc).__name__}: {exc}",
+                )
+            )
         return {"drafts": {agent: draft}, "errors": errors}
 
     retrieve_evidence.__name__ = f"retrieve_{agent}"

@@ -8,7 +8,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graphs.context import ToolMADContext
-from graphs.state import ToolMADState
+from graphs.state import ToolMADState, Turn
 from nodes.common import Node, model_for, settings
 from tools.embeddings import default_embeddings
 from tools.scoring import score_answer
@@ -19,20 +19,28 @@ def make_score_node(agent: str) -> Node:
 
     async def score(state: ToolMADState, runtime: Runtime[ToolMADContext]) -> dict[str, Any]:
         ctx = settings(runtime, ToolMADContext)
-        turn = dict(state["drafts"][agent])
+        turn = Turn(**state["drafts"][agent])
         turn.setdefault("faithfulness", None)
         turn.setdefault("answer_relevance", None)
         update: dict[str, Any] = {}
         if ctx.stability_score and turn.get("answer"):
             model = await model_for(ctx, "scorer")
             embeddings = await asyncio.to_thread(default_embeddings)
-            contexts = None if turn["tool"] == "none" else [
-                f"{d['title']}\n{d['text']}" for d in turn.get("evidence", [])
-            ]
+            contexts = (
+                None
+                if turn["tool"] == "none"
+                else [f"{d['title']}\n{d['text']}" for d in turn.get("evidence", [])]
+            )
             result = await score_answer(
-                claim=state["claim"], answer=str(turn["answer"]), contexts=contexts, model=model,
-                embeddings=embeddings, agent=agent, round_no=state["round"],
-                strictness=ctx.relevance_strictness, timeout=ctx.call_timeout_s,
+                claim=state["claim"],
+                answer=str(turn["answer"]),
+                contexts=contexts,
+                model=model,
+                embeddings=embeddings,
+                agent=agent,
+                round_no=state["round"],
+                strictness=ctx.relevance_strictness,
+                timeout=ctx.call_timeout_s,
             )
             turn["faithfulness"] = result.faithfulness
             turn["answer_relevance"] = result.answer_relevance

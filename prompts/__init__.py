@@ -1,0 +1,1 @@
+"""Prompt templates, one module per method, in the project's own words."""

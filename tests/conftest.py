@@ -15,11 +15,10 @@ os.environ.setdefault("LANGGRAPH_NO_VERSION_CHECK", "true")
 os.environ.pop("TAVILY_API_KEY", None)
 os.environ.pop("LANGSMITH_TRACING", None)
 
+from tests.fakes import ScriptedChatModel  # noqa: E402
 from tools import retrieval  # noqa: E402
 from tools.evidence import Evidence  # noqa: E402
 from tools.models import register_model  # noqa: E402
-
-from tests.fakes import ScriptedChatModel  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 

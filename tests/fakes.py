@@ -40,7 +40,7 @@ class ScriptedChatModel(BaseChatModel):
         self.prompts.append(prompt)
         answer: Any = self.default
         for key, value in self.rules:
-            if (key(prompt) if callable(key) else key in prompt):
+            if key(prompt) if callable(key) else key in prompt:
                 answer = value
                 break
         if isinstance(answer, BaseException):

@@ -12,15 +12,26 @@ CLAIM = "The Eiffel Tower is located in Paris."
 
 register_model(
     "scripted-server",
-    ScriptedChatModel(rules=[
-        *ragas_rules(faithful=True, relevant_question=CLAIM),
-        ("inside square brackets", "[Eiffel Tower]"),
-        ("Decide whether the claim holds", "The document places it in Paris.\n**SUPPORTS**"),
-    ]),
+    ScriptedChatModel(
+        rules=[
+            *ragas_rules(faithful=True, relevant_question=CLAIM),
+            ("inside square brackets", "[Eiffel Tower]"),
+            ("Decide whether the claim holds", "The document places it in Paris.\n**SUPPORTS**"),
+        ]
+    ),
 )
 for tool in ("rag", "search"):
-    override_tool(tool, lambda q, k, t=tool: [
-        Evidence(id=f"{t}-1", title="Eiffel Tower", text="The Eiffel Tower is in Paris.",
-                 source="fake", score=1.0)])
+    override_tool(
+        tool,
+        lambda q, k, t=tool: [
+            Evidence(
+                id=f"{t}-1",
+                title="Eiffel Tower",
+                text="The Eiffel Tower is in Paris.",
+                source="fake",
+                score=1.0,
+            )
+        ],
+    )
 
 __all__ = ["graph"]

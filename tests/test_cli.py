@@ -16,10 +16,17 @@ from tests.conftest import REPO
 runner = CliRunner()
 
 
-def cli(*args: str, env: dict[str, str] | None = None, stdin: bytes | None = None
-        ) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "factdebate.cli", *args], cwd=REPO, env=env,
-                          input=stdin, capture_output=True, timeout=600)
+def cli(
+    *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "factdebate.cli", *args],
+        cwd=REPO,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        timeout=600,
+    )
 
 
 @pytest.mark.parametrize(
@@ -51,8 +58,10 @@ def test_invalid_utf8_on_stdin(data_home):
 
 def test_index_jsonl_and_folder(tmp_path: Path, data_home):
     corpus = tmp_path / "c.jsonl"
-    corpus.write_text('{"id": "1", "title": "Moon", "text": "The Moon orbits Earth."}\n'
-                      '{"id": "2", "title": "Sun", "text": "The Sun is a star."}\n')
+    corpus.write_text(
+        '{"id": "1", "title": "Moon", "text": "The Moon orbits Earth."}\n'
+        '{"id": "2", "title": "Sun", "text": "The Sun is a star."}\n'
+    )
     result = runner.invoke(app, ["index", str(corpus), "--collection", "mine"])
     assert result.exit_code == 0, result.output
     assert "indexed 2 documents" in result.output
@@ -82,12 +91,29 @@ def test_verify_json_on_embedded_default(tmp_path: Path):
     import os
 
     env = {**os.environ, "FACTDEBATE_HOME": str(tmp_path / "home"), "FACTDEBATE_MODEL": "local"}
-    proc = cli("verify", "The Eiffel Tower is located in Paris.", "--json", "--rounds", "1",
-               "--set", "max_output_tokens=128", "--set", "relevance_strictness=1", env=env)
+    proc = cli(
+        "verify",
+        "The Eiffel Tower is located in Paris.",
+        "--json",
+        "--rounds",
+        "1",
+        "--set",
+        "max_output_tokens=128",
+        "--set",
+        "relevance_strictness=1",
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     result = json.loads(proc.stdout)
-    assert set(result) >= {"verdict", "justification", "stop_reason", "rounds", "transcript",
-                           "cost", "errors"}
+    assert set(result) >= {
+        "verdict",
+        "justification",
+        "stop_reason",
+        "rounds",
+        "transcript",
+        "cost",
+        "errors",
+    }
     assert result["rounds"] == 1
     assert result["stop_reason"] in {"consensus", "round_limit"}
     assert result["verdict"] in {"SUPPORTS", "REFUTES", "NOT ENOUGH INFO", None}

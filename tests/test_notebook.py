@@ -18,10 +18,12 @@ def test_quickstart_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("FACTDEBATE_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("FACTDEBATE_MODEL", "local")
     nb = nbformat.read(REPO / "notebooks" / "quickstart.ipynb", as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3",
-                   resources={"metadata": {"path": str(REPO)}}).execute()
-    outputs = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
-                      for o in c.get("outputs", []))
+    NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(REPO)}}
+    ).execute()
+    outputs = "".join(
+        o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+    )
     assert "SUPPORTS consensus" in outputs  # the swapped-in model agrees with itself
     assert "consensus_check" in outputs
     assert os.environ["FACTDEBATE_HOME"] == str(tmp_path / "home")

@@ -37,19 +37,40 @@ def server(tmp_path: Path) -> Iterator[str]:
     }
     (tmp_path / "langgraph.json").write_text(json.dumps(config))
     port = free_port()
-    env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "true",
-           "PYTHONPATH": str(REPO), "FACTDEBATE_HOME": str(tmp_path / "home")}
+    env = {
+        **os.environ,
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "true",
+        "PYTHONPATH": str(REPO),
+        "FACTDEBATE_HOME": str(tmp_path / "home"),
+    }
     proc = subprocess.Popen(
-        [str(cli), "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser",
-         "--no-reload", "--config", str(tmp_path / "langgraph.json")],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            str(cli),
+            "dev",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-browser",
+            "--no-reload",
+            "--config",
+            str(tmp_path / "langgraph.json"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                pytest.fail(f"langgraph dev exited early:\n{proc.stdout.read() if proc.stdout else ''}")
+                pytest.fail(
+                    f"langgraph dev exited early:\n{proc.stdout.read() if proc.stdout else ''}"
+                )
             try:
                 if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
                     break
@@ -80,7 +101,8 @@ async def test_server_runs_a_claim_with_the_scripted_model(server: str):
     assert context_schema["properties"]["faithfulness_threshold"]["description"]
 
     result = await client.runs.wait(
-        None, "tool-mad",
+        None,
+        "tool-mad",
         input={"claim": "The Eiffel Tower is located in Paris."},
         context={"model": "scripted-server"},
     )

@@ -1,0 +1,1 @@
+"""What agents reach outside themselves: models, embeddings, indexes, search, scoring."""

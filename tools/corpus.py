@@ -63,10 +63,14 @@ def _iter_jsonl(path: Path) -> Iterator[Evidence]:
             text = str(record["text"]).strip()
             ident = str(record["id"]).strip()
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise CorpusError(f"{path}:{number}: expected JSON with id, title, text ({exc})") from exc
+            raise CorpusError(
+                f"{path}:{number}: expected JSON with id, title, text ({exc})"
+            ) from exc
         if not text or not ident:
             raise CorpusError(f"{path}:{number}: empty id or text")
-        yield Evidence(id=ident, title=str(record.get("title", "")), text=text, source="", score=0.0)
+        yield Evidence(
+            id=ident, title=str(record.get("title", "")), text=text, source="", score=0.0
+        )
 
 
 def _iter_folder(path: Path) -> Iterator[Evidence]:

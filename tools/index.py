@@ -62,11 +62,12 @@ def ensure_index(collection: str, milvus_uri: str = "") -> None:
         IndexMissingError: any other collection that was never indexed.
     """
     with _lock:
-        ready = collection_exists(collection, milvus_uri) and (bm25_dir(collection) / "documents.json").exists()
+        ready = (
+            collection_exists(collection, milvus_uri)
+            and (bm25_dir(collection) / "documents.json").exists()
+        )
         if ready:
             return
         if collection != DEFAULT_COLLECTION:
-            raise IndexMissingError(
-                f"no index named {collection!r}: run `factdebate index PATH --collection {collection}`"
-            )
+            raise IndexMissingError(collection)
         build_index(load_documents(default_corpus_path()), collection, milvus_uri)

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
-from langchain_core.messages import BaseMessage, HumanMessage
 
 from graphs.state import ErrorRecord, RoleCost
 
@@ -99,20 +99,30 @@ async def ask_structured(
 
     schema_json = json.dumps(schema.model_json_schema())
     if isinstance(model, LocalChatModel):
-        bound = model.bind(response_format={"type": "json_object", "schema": schema.model_json_schema()})
-        reply = await ask(bound, prompt, role=role, agent=agent, stage=stage, round_no=round_no,
-                          timeout=timeout)
+        bound = model.bind(
+            response_format={"type": "json_object", "schema": schema.model_json_schema()}
+        )
+        reply = await ask(
+            bound, prompt, role=role, agent=agent, stage=stage, round_no=round_no, timeout=timeout
+        )
     else:
         full = f"{prompt}\n\nAnswer with one JSON object matching this JSON schema:\n{schema_json}"
-        reply = await ask(model, full, role=role, agent=agent, stage=stage, round_no=round_no,
-                          timeout=timeout)
+        reply = await ask(
+            model, full, role=role, agent=agent, stage=stage, round_no=round_no, timeout=timeout
+        )
     if reply.text is None:
         return None, reply
     parsed = parse_json_model(reply.text, schema)
     if isinstance(parsed, str):
         reply.errors.append(
-            ErrorRecord(round=round_no, agent=agent, stage=stage, kind="parse_error",
-                        message=parsed, raw=reply.text[:2000])
+            ErrorRecord(
+                round=round_no,
+                agent=agent,
+                stage=stage,
+                kind="parse_error",
+                message=parsed,
+                raw=reply.text[:2000],
+            )
         )
         return None, reply
     return parsed, reply

@@ -27,8 +27,10 @@ def local_model_path() -> Path:
 
 
 class LocalChatModel(ChatLlamaCpp):
-    """ChatLlamaCpp that serialises calls (one llama.cpp context is not thread-safe) and
-    reports token usage on each message like hosted providers do."""
+    """ChatLlamaCpp that serialises calls and reports token usage like hosted providers.
+
+    One llama.cpp context is not thread-safe, so parallel debaters take turns.
+    """
 
     def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
         with _generate_lock:

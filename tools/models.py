@@ -61,7 +61,9 @@ def _build(spec: str, temperature: float, max_tokens: int, timeout: float) -> Ba
     if provider == "openai-compatible":
         model_name, at, base_url = name.rpartition("@")
         if not at or not model_name or not base_url.startswith(("http://", "https://")):
-            raise ModelConfigError(f"expected openai-compatible:MODEL@http://host:port/v1, got {spec!r}")
+            raise ModelConfigError(
+                f"expected openai-compatible:MODEL@http://host:port/v1, got {spec!r}"
+            )
         from langchain_openai import ChatOpenAI
 
         return ChatOpenAI(
@@ -81,7 +83,8 @@ def _build(spec: str, temperature: float, max_tokens: int, timeout: float) -> Ba
     else:
         kwargs.update(max_tokens=max_tokens, timeout=timeout, max_retries=3)
     try:
-        return init_chat_model(name, model_provider=provider, **kwargs)
+        model: BaseChatModel = init_chat_model(name, model_provider=provider, **kwargs)
+        return model
     except Exception as exc:  # provider packages raise many types; report one clear error
         raise ModelConfigError(f"cannot load model {spec!r}: {_one_line(exc)}") from exc
 

@@ -10,21 +10,24 @@ from tools.index import ensure_index
 from tools.search import search_backend
 from tools.vectorstore import dense_search
 
-
 ToolFn = Callable[[str, int], list[Evidence]]
 _overrides: dict[str, ToolFn] = {}
 
 
 def override_tool(name: str, fn: ToolFn | None) -> None:
-    """Replace the backend behind a tool name (``None`` restores it): for custom retrievers
-    from Python and for fault-injection tests."""
+    """Replace the backend behind a tool name; ``None`` restores the built-in one.
+
+    Used for custom retrievers from Python and for fault-injection tests.
+    """
     if fn is None:
         _overrides.pop(name, None)
     else:
         _overrides[name] = fn
 
 
-def _run(tool: str, query: str, k: int, collection: str, milvus_uri: str, backend: str) -> list[Evidence]:
+def _run(
+    tool: str, query: str, k: int, collection: str, milvus_uri: str, backend: str
+) -> list[Evidence]:
     if tool in _overrides:
         return _overrides[tool](query, k)
     if tool == "none":

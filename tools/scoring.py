@@ -37,8 +37,14 @@ class _ChatModelForRagas(InstructorBaseRagasLLM):
 
     async def agenerate(self, prompt: str, response_model: type[T]) -> T:
         value, reply = await ask_structured(
-            self.model, prompt, response_model, role="scorer", agent=self.agent,
-            stage=f"score:{response_model.__name__}", round_no=self.round_no, timeout=self.timeout,
+            self.model,
+            prompt,
+            response_model,
+            role="scorer",
+            agent=self.agent,
+            stage=f"score:{response_model.__name__}",
+            round_no=self.round_no,
+            timeout=self.timeout,
         )
         self.cost = add_costs(self.cost, reply.cost)
         self.errors.extend(reply.errors)
@@ -106,8 +112,13 @@ async def score_answer(
     where = ErrorRecord(round=round_no, agent=agent, stage="score")
     if contexts is not None:
         if not contexts:
-            out.errors.append(ErrorRecord(**where, kind="score_unavailable",
-                                          message="faithfulness: no documents were retrieved"))
+            out.errors.append(
+                ErrorRecord(
+                    **where,
+                    kind="score_unavailable",
+                    message="faithfulness: no documents were retrieved",
+                )
+            )
             out.faithfulness = 0.0
         else:
             try:
@@ -116,19 +127,35 @@ async def score_answer(
                 )
                 out.faithfulness = _finite(result.value)
                 if out.faithfulness is None:
-                    out.errors.append(ErrorRecord(**where, kind="score_unavailable",
-                                                  message="faithfulness: no statements extracted"))
+                    out.errors.append(
+                        ErrorRecord(
+                            **where,
+                            kind="score_unavailable",
+                            message="faithfulness: no statements extracted",
+                        )
+                    )
             except Exception as exc:  # RAGAS wraps provider/parse errors in many types
-                out.errors.append(ErrorRecord(**where, kind="score_error",
-                                              message=f"faithfulness: {type(exc).__name__}: {exc}"))
+                out.errors.append(
+                    ErrorRecord(
+                        **where,
+                        kind="score_error",
+                        message=f"faithfulness: {type(exc).__name__}: {exc}",
+                    )
+                )
     try:
-        metric = AnswerRelevancy(llm=llm, embeddings=_EmbeddingsForRagas(embeddings),
-                                 strictness=strictness)
+        metric = AnswerRelevancy(
+            llm=llm, embeddings=_EmbeddingsForRagas(embeddings), strictness=strictness
+        )
         result = await metric.ascore(user_input=claim, response=answer)
         out.answer_relevance = _finite(result.value)
     except Exception as exc:  # see above
-        out.errors.append(ErrorRecord(**where, kind="score_error",
-                                      message=f"answer_relevance: {type(exc).__name__}: {exc}"))
+        out.errors.append(
+            ErrorRecord(
+                **where,
+                kind="score_error",
+                message=f"answer_relevance: {type(exc).__name__}: {exc}",
+            )
+        )
     out.cost = llm.cost
     out.errors = llm.errors + out.errors
     return out

@@ -53,9 +53,7 @@ def _load_bm25(collection: str) -> tuple[Any, list[dict[str, str]]]:
 
     target = bm25_dir(collection)
     if not (target / "documents.json").exists():
-        raise IndexMissingError(
-            f"no index named {collection!r}: run `factdebate index PATH --collection {collection}`"
-        )
+        raise IndexMissingError(collection)
     docs = json.loads((target / "documents.json").read_text(encoding="utf-8"))
     return bm25s.BM25.load(str(target)), docs
 
@@ -81,8 +79,11 @@ class OfflineSearch:
             ids, scores = retriever.retrieve(tokens, k=min(k, len(docs)), show_progress=False)
         return [
             Evidence(
-                id=docs[int(i)]["id"], title=docs[int(i)]["title"], text=docs[int(i)]["text"],
-                source="bm25", score=float(s),
+                id=docs[int(i)]["id"],
+                title=docs[int(i)]["title"],
+                text=docs[int(i)]["text"],
+                source="bm25",
+                score=float(s),
             )
             for i, s in zip(ids[0], scores[0], strict=True)
             if float(s) > 0
@@ -106,8 +107,11 @@ class TavilySearch:
         response = self._client.search(query[:400], max_results=k, timeout=self._timeout)
         return [
             Evidence(
-                id=str(r.get("url", "")), title=str(r.get("title", "")),
-                text=str(r.get("content", "")), source="tavily", score=float(r.get("score", 0.0)),
+                id=str(r.get("url", "")),
+                title=str(r.get("title", "")),
+                text=str(r.get("content", "")),
+                source="tavily",
+                score=float(r.get("score", 0.0)),
             )
             for r in response.get("results", [])[:k]
         ]
@@ -118,6 +122,8 @@ def search_backend(kind: str, collection: str) -> SearchBackend:
     key = os.environ.get("TAVILY_API_KEY", "")
     if kind == "tavily" or (kind == "auto" and key):
         if not key:
-            raise ValueError("search_backend='tavily' needs the TAVILY_API_KEY environment variable")
+            raise ValueError(
+                "search_backend='tavily' needs the TAVILY_API_KEY environment variable"
+            )
         return TavilySearch(key)
     return OfflineSearch(collection)

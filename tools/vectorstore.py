@@ -18,6 +18,11 @@ _MAX_TEXT = 8192
 class IndexMissingError(LookupError):
     """The requested collection has not been indexed."""
 
+    def __init__(self, collection: str) -> None:
+        super().__init__(
+            f"no index named {collection!r}: run `factdebate index PATH --collection {collection}`"
+        )
+
 
 def milvus_uri(uri: str = "") -> str:
     """The Milvus URI to use: the given one or the Milvus Lite file under the data home."""
@@ -78,9 +83,7 @@ def dense_search(collection: str, query: str, k: int, uri: str = "") -> list[Evi
     vector = default_embeddings().embed_query(query)
     with _lock:
         if not client.has_collection(collection):
-            raise IndexMissingError(
-                f"no index named {collection!r}: run `factdebate index PATH --collection {collection}`"
-            )
+            raise IndexMissingError(collection)
         client.load_collection(collection)
         hits = client.search(
             collection_name=collection, data=[vector], limit=k, output_fields=["title", "text"]
