@@ -208,3 +208,66 @@ def test_fusion_and_passage_collapse() -> None:
     # b: 1/62 + 1/61 beats a: 1/61 + 1/63 ; c only once
     assert fuse([["a", "b", "c"], ["b", "d", "a"]]) == ["b", "a", "d", "c"]
     assert fuse([["x"] , []], depth=1) == ["x"]
+
+
+SERVER_GRAPH = """
+import sys
+sys.path.insert(0, {repo!r})
+from tests.fakes import ScriptedChatModel
+from tools.models import register_model
+
+register_model("server-fake", ScriptedChatModel(rules=[], default="ok\\n**REFUTES**"))
+from graphs.cot import graph  # noqa: E402
+"""
+
+
+def test_server_mode_against_langgraph_dev(tmp_path: Path) -> None:
+    import socket
+    import urllib.request
+
+    cli = Path(sys.executable).parent / "langgraph"
+    if not cli.exists():
+        pytest.skip("langgraph-cli is not installed")
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "bench_graph.py").write_text(SERVER_GRAPH.format(repo=str(REPO)))
+    (app / "langgraph.json").write_text(json.dumps(
+        {"graphs": {"cot": "./bench_graph.py:graph"}, "dependencies": ["."]}))
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "true",
+           "PATH": f"{cli.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    server = subprocess.Popen(
+        [str(cli), "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser"],
+        cwd=app, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            if server.poll() is not None:
+                pytest.fail(f"server exited: {server.stderr.read().decode()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("langgraph dev did not start within 90 s")
+        data = make_data(tmp_path / "data", "RRS")
+        m = run_bench("cot", "fever-mini", tmp_path / "run", data_dir=data, limit=None, seed=0,
+                      concurrency=2, context={"model": "server-fake"}, server_url=url)
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(5)
+    rows = read_results(tmp_path / "run" / "results.jsonl")
+    assert len(rows) == 3 and m["failed"] == 0
+    assert m["accuracy"] == pytest.approx(2 / 3)
+    assert all(r["cost"]["total"]["llm_calls"] == 1 for r in rows)
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["server_url"] == url
