@@ -156,6 +156,17 @@ Claim: {claim}
 Documents:
 {evidence}"""
 
+
+TRAINING_PROMPT = """\
+{setup}
+
+The debate is over. Full record:
+{debate}
+
+Weigh both sides against the documents and decide. Answer with one JSON object of the form
+{{"justification": "<step-by-step reasons>", "verdict": "<label>"}} where the label is one of
+SUPPORTS, REFUTES, NOT ENOUGH INFO, CONFLICTING."""
+
 __all__ = [
     "AFFIRMATIVE_OPENING",
     "AFFIRMATIVE_REPLY",
@@ -170,5 +181,6 @@ __all__ = [
     "NEGATIVE_REPLY",
     "RAG_COT",
     "RETRY_NOTE",
+    "TRAINING_PROMPT",
     "VERDICT_CRITERIA",
 ]

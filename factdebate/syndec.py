@@ -1,0 +1,301 @@
+"""SynDeC: synthetic debate data from DebateCV runs on labelled claims, plus SFT and DPO exports.
+
+``run_syndec`` debates each claim with DebateCV; when the moderator's verdict is a label other
+than the gold one, a Corrector writes the justification that leads to the gold verdict.
+Every finished claim is appended as one line to ``syndec.jsonl`` (flushed and synced), so a
+killed run restarts where it stopped: ids already written are skipped and a truncated last
+line is cut off. ``sft.jsonl`` (correct verdicts, chat format) and ``dpo.jsonl`` (prompt,
+chosen = gold verdict with the corrected justification, rejected = the wrong prediction) are
+then rebuilt from ``syndec.jsonl`` as a whole, so they never hold duplicates.
+
+Runs whose moderator gave no valid verdict (``predicted_verdict`` null) are kept in
+``syndec.jsonl`` but reach neither the Corrector nor the training files: there is no labelled
+prediction to prefer the gold answer over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from factdebate.datasets import ClaimItem
+from graphs.context import DebateCVContext
+from graphs.debate_cv import graph
+from graphs.debate_cv_state import EvidenceClaimInput, ModeratorNote
+from graphs.state import ErrorRecord, RoleCost, Turn, add_costs
+from nodes.common import model_for
+from nodes.evidence_block import render_evidence
+from nodes.moderator import CorrectedJustification, ask_with_retry, render_notes
+from prompts import debate_cv as prompts
+from tools.evidence import Evidence
+
+log = logging.getLogger(__name__)
+
+SYNDEC_FILE = "syndec.jsonl"
+SFT_FILE = "sft.jsonl"
+DPO_FILE = "dpo.jsonl"
+
+
+class SynDeCError(RuntimeError):
+    """An output file that cannot be resumed safely (corrupt line before the last one)."""
+
+
+@dataclass
+class SynDeCSummary:
+    """What one ``run_syndec`` call did."""
+
+    out_dir: Path
+    new: int = 0
+    skipped: int = 0
+    correct: int = 0
+    corrected: int = 0
+    uncorrected: int = 0
+    unparsed: int = 0
+    sft: int = 0
+    dpo: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _record_id(raw: bytes) -> str:
+    return str(json.loads(raw)["id"])
+
+
+def completed_ids(path: Path) -> set[str]:
+    """Ids already in a SynDeC file; a truncated last line (no newline) is cut off.
+
+    Records are written as one line ending in a newline, so only the text after the last
+    newline can be the remains of a killed write.
+
+    Raises:
+        SynDeCError: If a newline-terminated line is not a JSON object with an ``id``.
+    """
+    if not path.exists():
+        return set()
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    ids: set[str] = set()
+    for number, raw in enumerate(data[:end].split(b"\n")[:-1], 1):
+        if raw.strip():
+            try:
+                ids.add(_record_id(raw))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise SynDeCError(f"{path}: line {number} is corrupt ({exc})") from exc
+    tail = data[end:]
+    if tail.strip():
+        try:
+            ids.add(_record_id(tail))
+        except (ValueError, KeyError, TypeError):
+            log.warning("%s: dropping a truncated last line (%d bytes)", path, len(tail))
+            with path.open("r+b") as fh:
+                fh.truncate(end)
+        else:
+            with path.open("ab") as fh:
+                fh.write(b"\n")
+    elif tail:
+        with path.open("r+b") as fh:
+            fh.truncate(end)
+    return ids
+
+
+def render_debate(transcript: list[Turn]) -> str:
+    """The debaters' arguments, round by round (the moderator's own outputs left out)."""
+    turns = [t for t in transcript if t.get("agent") in ("affirmative", "negative")]
+    if not turns:
+        return "(no arguments)"
+    return "\n\n".join(
+        f'<argument round="{t.get("round")}" side="{t.get("agent")}">\n'
+        f"{t.get('answer') or '(no answer)'}\n</argument>"
+        for t in turns
+    )
+
+
+def training_prompt(claim: str, evidence: list[Evidence], transcript: list[Turn],
+                    max_doc_chars: int = 2000) -> str:
+    """The moderator's decision prompt used as the SFT/DPO input."""
+    setup = prompts.MODERATOR_SETUP.format(
+        evidence_rules=prompts.EVIDENCE_RULES, claim=claim,
+        evidence=render_evidence(evidence, max_doc_chars), criteria=prompts.VERDICT_CRITERIA)
+    return prompts.TRAINING_PROMPT.format(setup=setup, debate=render_debate(transcript))
+
+
+def verdict_response(verdict: str, justification: str) -> str:
+    """The moderator's answer as the JSON text a trained model should produce."""
+    return json.dumps({"justification": justification, "verdict": verdict}, ensure_ascii=False)
+
+
+async def correct(
+    record: dict[str, Any], ctx: DebateCVContext
+) -> tuple[str | None, dict[str, RoleCost], list[ErrorRecord]]:
+    """Ask the Corrector for the justification leading to the gold verdict."""
+    prompt = prompts.CORRECTOR.format(
+        gold=record["gold_verdict"], evidence_rules=prompts.EVIDENCE_RULES, claim=record["claim"],
+        evidence=render_evidence(record["evidence"], ctx.max_doc_chars),
+        debate=render_debate(record["debate"]),
+        notes=render_notes(record.get("moderator_notes", [])),
+    )
+    model = await model_for(ctx, "judge")
+    parsed, cost, errors, _ = await ask_with_retry(
+        model, prompt, CorrectedJustification, attempts=ctx.moderator_retries + 1,
+        role="corrector", agent="corrector", stage="correct", round_no=0,
+        timeout=ctx.call_timeout_s)
+    return (parsed.justification if parsed else None), cost, errors
+
+
+async def synthesize(item: ClaimItem, ctx: DebateCVContext, corrector_ctx: DebateCVContext,
+                     use_gold_evidence: bool = True) -> dict[str, Any]:
+    """Debate one labelled claim and, if the verdict is a wrong label, correct it."""
+    inputs = EvidenceClaimInput(claim=item.claim)
+    if use_gold_evidence and item.evidence:
+        inputs["evidence"] = item.evidence
+    out = await graph.ainvoke(inputs, context=ctx)
+    notes: list[ModeratorNote] = out.get("moderator_notes", [])
+    record: dict[str, Any] = {
+        "id": item.id,
+        "claim": item.claim,
+        "evidence": out.get("evidence", []),
+        "debate": out.get("transcript", []),
+        "moderator_notes": notes,
+        "gold_verdict": item.label,
+        "predicted_verdict": out.get("verdict"),
+        "predicted_justification": out.get("justification", ""),
+        "corrected_justification": None,
+        "stop_reason": out.get("stop_reason"),
+        "rounds": out.get("rounds"),
+        "cost": out.get("cost", {}),
+        "errors": out.get("errors", []),
+    }
+    predicted = record["predicted_verdict"]
+    if predicted is None:
+        record["status"] = "unparsed"
+    elif predicted == item.label:
+        record["status"] = "correct"
+    else:
+        fixed, cost, errors = await correct(record, corrector_ctx)
+        record["corrected_justification"] = fixed
+        record["cost"] = add_costs(record["cost"], cost)
+        record["errors"] = record["errors"] + errors
+        record["status"] = "corrected" if fixed is not None else "uncorrected"
+    return record
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """All complete records of a SynDeC file, first occurrence of each id kept."""
+    records: dict[str, dict[str, Any]] = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue  # a truncated last line; completed_ids() cuts it on resume
+                records.setdefault(str(rec["id"]), rec)
+    return list(records.values())
+
+
+def _write_atomic(path: Path, rows: list[dict[str, Any]]) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def export_training(out_dir: str | Path, max_doc_chars: int = 2000) -> tuple[int, int]:
+    """Rebuild ``sft.jsonl`` and ``dpo.jsonl`` from ``syndec.jsonl``; returns their sizes.
+
+    SFT rows: ``{"id", "messages": [{"role": "user"...}, {"role": "assistant"...}]}`` for
+    correct verdicts. DPO rows: ``{"id", "prompt", "chosen", "rejected"}`` (TRL's standard
+    string format) for wrong verdicts with a corrected justification.
+    """
+    out = Path(out_dir)
+    sft: list[dict[str, Any]] = []
+    dpo: list[dict[str, Any]] = []
+    for rec in read_records(out / SYNDEC_FILE):
+        prompt = training_prompt(rec["claim"], rec["evidence"], rec["debate"], max_doc_chars)
+        if rec.get("status") == "correct":
+            answer = verdict_response(rec["predicted_verdict"], rec["predicted_justification"])
+            sft.append({"id": rec["id"], "messages": [{"role": "user", "content": prompt},
+                                                      {"role": "assistant", "content": answer}]})
+        elif rec.get("status") == "corrected":
+            dpo.append({
+                "id": rec["id"],
+                "prompt": prompt,
+                "chosen": verdict_response(rec["gold_verdict"], rec["corrected_justification"]),
+                "rejected": verdict_response(rec["predicted_verdict"],
+                                             rec["predicted_justification"]),
+            })
+    _write_atomic(out / SFT_FILE, sft)
+    _write_atomic(out / DPO_FILE, dpo)
+    return len(sft), len(dpo)
+
+
+async def run_syndec(
+    items: Iterable[ClaimItem],
+    out_dir: str | Path,
+    *,
+    context: DebateCVContext | None = None,
+    corrector_model: str | None = None,
+    use_gold_evidence: bool = True,
+    concurrency: int = 1,
+) -> SynDeCSummary:
+    """Build (or resume) a SynDeC dataset in ``out_dir`` and export SFT/DPO files.
+
+    Args:
+        items: Labelled claims (e.g. ``load_averitec().items``); ids must be unique.
+        out_dir: Output folder (created); holds syndec.jsonl, sft.jsonl, dpo.jsonl.
+        context: DebateCV settings (models per role, rounds...); defaults otherwise.
+        corrector_model: Model of the Corrector; default = the moderator's (judge) model.
+        use_gold_evidence: Debate on the items' evidence; False = retrieve per claim.
+        concurrency: Claims debated at once.
+
+    Returns:
+        Counts of new, skipped, correct, corrected, unparsed and failed claims and the
+        sizes of the exports. A claim whose run raised is not written (retried next time).
+    """
+    if concurrency < 1:
+        raise ValueError("concurrency must be at least 1")
+    ctx = context or DebateCVContext()
+    corrector_ctx = replace(ctx, judge_model=corrector_model) if corrector_model else ctx
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / SYNDEC_FILE
+    done = completed_ids(path)
+    summary = SynDeCSummary(out_dir=out)
+    todo: list[ClaimItem] = []
+    for item in items:
+        if item.id in done:
+            summary.skipped += 1
+        else:
+            done.add(item.id)
+            todo.append(item)
+    gate = asyncio.Semaphore(concurrency)
+
+    with path.open("a", encoding="utf-8") as fh:
+
+        async def one(item: ClaimItem) -> None:
+            async with gate:
+                try:
+                    record = await synthesize(item, ctx, corrector_ctx, use_gold_evidence)
+                except Exception as exc:  # one bad claim must not end the whole run
+                    log.warning("claim %s failed: %s", item.id, exc)
+                    summary.failed.append((item.id, f"{type(exc).__name__}: {exc}"))
+                    return
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+            summary.new += 1
+            status = record["status"]
+            if status in ("correct", "corrected", "uncorrected", "unparsed"):
+                setattr(summary, status, getattr(summary, status) + 1)
+
+        await asyncio.gather(*(one(item) for item in todo))
+    summary.sft, summary.dpo = export_training(out, ctx.max_doc_chars)
+    return summary
