@@ -1,0 +1,195 @@
+"""MAD-Fact settings and state: the answer-level graph, the per-claim jury, their results."""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, TypedDict
+
+from graphs.context import Context
+from graphs.state import DebateOutput, ErrorRecord, RoleCost, Turn, add_costs
+from prompts.mad_fact import ROLE_NAMES
+from tools.evidence import Evidence
+
+Strategy = Literal["direct", "search", "conditional"]
+
+
+@dataclass(kw_only=True)
+class MADFactContext(Context):
+    """MAD-Fact settings; defaults follow the paper (3 evaluators, 2 rounds, rule 1)."""
+
+    max_rounds: int = field(default=2, metadata={"description": "Jury debate rounds R."})
+    n_evaluators: int = field(
+        default=3, metadata={"description": "Jurors per claim (1-6), each with its own role."}
+    )
+    roles: list[str] = field(
+        default_factory=list,
+        metadata={
+            "description": "Role of each juror in speaking order (names from the role table: "
+            + ", ".join(ROLE_NAMES)
+            + "); empty = the first n_evaluators roles of the table."
+        },
+    )
+    debate_rule: int = field(
+        default=1,
+        metadata={
+            "description": "1 free (round 1 searches when unsure, later rounds discuss); 2 "
+            "mandatory search in round 1; 3 adaptive (stop after round 1 on agreement, else "
+            "mandatory search before round 2)."
+        },
+    )
+    confidence_threshold: float = field(
+        default=0.8,
+        metadata={"description": "A juror unsure below this confidence searches before speaking."},
+    )
+    claim_concurrency: int = field(
+        default=4, metadata={"description": "Claims checked by juries at the same time."}
+    )
+    max_claims: int = field(
+        default=30, metadata={"description": "Most claims taken from one answer (rest recorded)."}
+    )
+    max_answer_chars: int = field(
+        default=20000, metadata={"description": "Longest answer/reference accepted, characters."}
+    )
+    query_attempts: int = field(
+        default=2,
+        metadata={"description": "Tries a juror gets to write a search query not used before."},
+    )
+    gamma: float = field(
+        default=0.8,
+        metadata={"description": "Recall@gamma: share of the golden mass deemed enough."},
+    )
+    merge_method: Literal["embedding", "text"] = field(
+        default="embedding",
+        metadata={
+            "description": "How equivalent claims are found: 'text' = same normalised text; "
+            "'embedding' = that, or MiniLM cosine >= merge_threshold."
+        },
+    )
+    merge_threshold: float = field(
+        default=0.85, metadata={"description": "Cosine at which two claims count as equivalent."}
+    )
+    expert_models: list[str] = field(
+        default_factory=list,
+        metadata={
+            "description": "Models that write reference answers when none are supplied (one "
+            "reference each); empty = use only supplied references."
+        },
+    )
+
+    def __post_init__(self) -> None:
+        """Check the MAD-Fact settings after the shared ones."""
+        super().__post_init__()
+        if not 1 <= self.n_evaluators <= len(ROLE_NAMES):
+            raise ValueError(f"n_evaluators must be 1-{len(ROLE_NAMES)}, got {self.n_evaluators}")
+        if self.roles:
+            unknown = [r for r in self.roles if r not in ROLE_NAMES]
+            if unknown:
+                raise ValueError(f"unknown roles {unknown}; choose from {list(ROLE_NAMES)}")
+            if len(set(self.roles)) != len(self.roles) or len(self.roles) != self.n_evaluators:
+                raise ValueError("roles must be n_evaluators distinct names")
+        if self.debate_rule not in (1, 2, 3):
+            raise ValueError(f"debate_rule must be 1, 2 or 3, got {self.debate_rule}")
+        for name in ("confidence_threshold", "merge_threshold"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be between 0 and 1, got {getattr(self, name)}")
+        if not 0.0 < self.gamma <= 1.0:
+            raise ValueError(f"gamma must be in (0, 1], got {self.gamma}")
+        if self.merge_method not in ("embedding", "text"):
+            raise ValueError(f"merge_method must be embedding or text, got {self.merge_method!r}")
+        if min(self.claim_concurrency, self.max_claims, self.query_attempts) < 1:
+            raise ValueError("claim_concurrency, max_claims and query_attempts must be >= 1")
+
+    def jury_roles(self) -> list[str]:
+        """Return the jurors' roles in speaking order."""
+        return list(self.roles) if self.roles else list(ROLE_NAMES[: self.n_evaluators])
+
+
+class JuryTurn(Turn, total=False):
+    """One juror's turn on one claim: how it chose to answer, and its opinion."""
+
+    claim_id: int
+    strategy: str
+    confidence: float | None
+
+
+class KnowledgeEntry(TypedDict):
+    """One search run by the jury: the query and what came back (shared by all jurors)."""
+
+    query: str
+    agent: str
+    round: int
+    evidence: list[Evidence]
+
+
+class ClaimResult(TypedDict, total=False):
+    """The jury's decision on one claim."""
+
+    claim_id: int
+    claim: str
+    verdict: Literal["TRUE", "FALSE"] | None
+    votes: dict[str, int]
+    tie_break: bool
+    rounds: int
+    stop_reason: str
+    queries: list[str]
+    weight: int
+
+
+class JuryInput(TypedDict, total=False):
+    """What the jury receives: one claim (and its position in the answer)."""
+
+    claim: str
+    claim_id: int
+    question: str
+
+
+class JuryOutput(TypedDict, total=False):
+    """What the jury hands back (merged into the answer-level state by reducers)."""
+
+    claim_results: Annotated[list[ClaimResult], operator.add]
+    transcript: Annotated[list[JuryTurn], operator.add]
+    cost: Annotated[dict[str, RoleCost], add_costs]
+    errors: Annotated[list[ErrorRecord], operator.add]
+
+
+class JuryState(JuryInput, JuryOutput, total=False):
+    """Working state of one claim's debate."""
+
+    round: int
+    speaker: int
+    decision: str
+    strategy: str
+    confidence: float | None
+    turn_query: str
+    turn_evidence: list[Evidence]
+    knowledge: Annotated[list[KnowledgeEntry], operator.add]
+    stop_reason: str
+    rounds: int
+
+
+class AnswerInput(TypedDict, total=False):
+    """Input of MAD-Fact: a question, the long answer to score, optional reference answers."""
+
+    question: str
+    answer: str
+    references: list[str]
+
+
+class MADFactOutput(DebateOutput, total=False):
+    """The result contract plus per-claim verdicts and the answer's scores."""
+
+    claims: list[ClaimResult]
+    dropped: list[str]
+    scores: dict[str, Any]
+    golden: list[dict[str, Any]]
+
+
+class MADFactState(AnswerInput, MADFactOutput, total=False):
+    """Answer-level working state."""
+
+    claim_texts: list[str]
+    reference_claims: list[list[str]]
+    next_claim: int
+    wave: list[int]
+    claim_results: Annotated[list[ClaimResult], operator.add]
