@@ -69,6 +69,24 @@ class Context:
         default=2000,
         metadata={"description": "Each evidence text is cut to this many characters in prompts."},
     )
+    max_llm_calls: int = field(
+        default=200,
+        metadata={"description": "Budget: LLM calls per claim (0 = no limit); checked per round."},
+    )
+    max_total_tokens: int = field(
+        default=1_000_000,
+        metadata={"description": "Budget: input + output tokens per claim (0 = no limit)."},
+    )
+    max_usd: float = field(
+        default=0.0,
+        metadata={"description": "Budget: dollars per claim (0 = no limit; needs prices)."},
+    )
+    usd_per_million_input: float = field(
+        default=0.0, metadata={"description": "Price of 1M input tokens, for the dollar budget."}
+    )
+    usd_per_million_output: float = field(
+        default=0.0, metadata={"description": "Price of 1M output tokens, for the dollar budget."}
+    )
     call_timeout_s: float = field(
         default=300.0, metadata={"description": "Timeout for one model or tool call, seconds."}
     )

@@ -11,7 +11,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
 
 from graphs.context import Context
-from graphs.state import Turn
+from graphs.state import RoleCost, Turn
 from tools.models import resolve_model
 
 C = TypeVar("C", bound=Context)
@@ -58,3 +58,22 @@ def answer_or_placeholder(turn: Turn | None) -> str:
     if turn is None or not turn.get("answer"):
         return "(no answer)"
     return str(turn["answer"])
+
+
+def over_budget(cost: dict[str, RoleCost], ctx: Context) -> str | None:
+    """Which per-claim budget the spending so far has reached, if any."""
+    total = cost.get("total") if cost else None
+    if not total:
+        return None
+    tokens = total["input_tokens"] + total["output_tokens"]
+    usd = (
+        total["input_tokens"] * ctx.usd_per_million_input
+        + total["output_tokens"] * ctx.usd_per_million_output
+    ) / 1e6
+    if ctx.max_llm_calls and total["llm_calls"] >= ctx.max_llm_calls:
+        return f"{total['llm_calls']} LLM calls reached the budget of {ctx.max_llm_calls}"
+    if ctx.max_total_tokens and tokens >= ctx.max_total_tokens:
+        return f"{tokens} tokens reached the budget of {ctx.max_total_tokens}"
+    if ctx.max_usd and usd >= ctx.max_usd:
+        return f"${usd:.4f} reached the budget of ${ctx.max_usd:.4f}"
+    return None

@@ -7,11 +7,11 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from graphs.context import ToolMADContext
-from graphs.state import ToolMADState, Turn
-from nodes.common import settings, turn_of
+from graphs.state import ErrorRecord, ToolMADState, Turn
+from nodes.common import over_budget, settings, turn_of
 from nodes.rounds import DEBATERS
 
-Decision = Literal["consensus", "next_round", "judge"]
+Decision = Literal["consensus", "next_round", "judge", "budget_exhausted"]
 
 
 def is_stable(turn: Turn, ctx: ToolMADContext) -> bool:
@@ -43,8 +43,25 @@ async def consensus_check(state: ToolMADState, runtime: Runtime[ToolMADContext])
     ctx = settings(runtime, ToolMADContext)
     round_no = state["round"]
     turns = [t for a in DEBATERS if (t := turn_of(state.get("transcript", []), a, round_no))]
-    decision = decide(turns, round_no, ctx)
+    decision: Decision = decide(turns, round_no, ctx)
+    spent = over_budget(state.get("cost", {}), ctx)
     update: dict[str, Any] = {"decision": decision}
+    if decision != "consensus" and spent:
+        return {
+            "decision": "budget_exhausted",
+            "verdict": None,
+            "stop_reason": "budget_exhausted",
+            "justification": f"Stopped before a verdict: {spent}.",
+            "errors": [
+                ErrorRecord(
+                    round=round_no,
+                    agent="consensus_check",
+                    stage="budget",
+                    kind="budget_exhausted",
+                    message=spent,
+                )
+            ],
+        }
     if decision == "consensus":
         best = max(
             turns, key=lambda t: (t.get("faithfulness") or 0.0) + (t.get("answer_relevance") or 0.0)
@@ -61,6 +78,6 @@ async def consensus_check(state: ToolMADState, runtime: Runtime[ToolMADContext])
 def route_after_check(state: ToolMADState) -> Literal["start_round", "judge", "__end__"]:
     """Conditional edge after the consensus check."""
     decision = state.get("decision")
-    if decision == "consensus":
+    if decision in ("consensus", "budget_exhausted"):
         return "__end__"
     return "judge" if decision == "judge" else "start_round"

@@ -298,3 +298,20 @@ def test_settings_schema_has_descriptions():
     assert props["faithfulness_threshold"]["default"] == 0.7
     assert props["relevance_threshold"]["default"] == 0.8
     assert props["max_rounds"]["default"] == 3 and props["top_k"]["default"] == 3
+
+
+async def test_call_budget_stops_cleanly_and_keeps_the_transcript(scripted, fake_tools):
+    name, model = scripted(debate_rules(label_b="REFUTES"))
+    out = await run(name, max_llm_calls=10)  # round 1 alone costs 4 + 8 scorer calls
+    assert out["stop_reason"] == "budget_exhausted" and out["verdict"] is None
+    assert out["rounds"] == 1 and len(out["transcript"]) == 2
+    assert model.calls_with(JUDGE_MARK) == 0
+    assert any(e["kind"] == "budget_exhausted" for e in out["errors"])
+
+
+async def test_dollar_budget_needs_prices(scripted, fake_tools):
+    name, _ = scripted(debate_rules(label_b="REFUTES"))
+    free = await run(name, max_usd=0.0001, max_rounds=2)
+    assert free["stop_reason"] == "round_limit"  # no prices configured: no dollar limit
+    priced = await run(name, max_usd=0.0001, usd_per_million_input=100.0, max_rounds=2)
+    assert priced["stop_reason"] == "budget_exhausted"
