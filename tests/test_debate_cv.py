@@ -336,3 +336,32 @@ async def test_majority_unparsed_votes_do_not_count(scripted):
 ])
 def test_tally_rule(votes, expected):
     assert tally(votes)[:2] == expected
+
+
+@pytest.mark.slow
+async def test_one_averitec_claim_on_embedded_default():
+    """End to end on the real SmolLM2 with AVeriTeC gold evidence; checks the contract only."""
+    from factdebate.datasets import DatasetError, load_averitec
+
+    try:
+        item = load_averitec().items[0]
+    except DatasetError as exc:
+        pytest.skip(f"AVeriTeC not available: {exc}")
+    context = DebateCVContext(model="local", max_rounds=1, max_output_tokens=128,
+                              max_doc_chars=300, moderator_retries=1)
+    out = await graph.ainvoke({"claim": item.claim, "evidence": item.evidence[:3]},
+                              context=context)
+    assert set(out) >= {"verdict", "justification", "stop_reason", "rounds", "transcript",
+                        "cost", "errors", "evidence", "moderator_notes"}
+    assert out["rounds"] == 1
+    assert out["stop_reason"] in {"moderator", "round_limit", "moderator_unparseable",
+                                  "moderator_error"}
+    if out["stop_reason"] in {"moderator", "round_limit"}:
+        assert out["verdict"] in LABELS
+    else:
+        assert out["verdict"] is None and out["errors"]
+    assert [t["agent"] for t in out["transcript"]][:2] == ["affirmative", "negative"]
+    assert out["transcript"][0]["answer"]
+    assert out["cost"]["debater"]["llm_calls"] == 2
+    assert out["cost"]["moderator"]["output_tokens"] > 0
+    assert [e["id"] for e in out["evidence"]] == [e["id"] for e in item.evidence[:3]]
