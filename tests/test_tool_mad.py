@@ -315,3 +315,11 @@ async def test_dollar_budget_needs_prices(scripted, fake_tools):
     assert free["stop_reason"] == "round_limit"  # no prices configured: no dollar limit
     priced = await run(name, max_usd=0.0001, usd_per_million_input=100.0, max_rounds=2)
     assert priced["stop_reason"] == "budget_exhausted"
+
+
+def test_input_and_output_schemas_render():
+    """LangGraph Studio and the server build forms from these JSON schemas."""
+    assert graph.get_input_jsonschema()["required"] == ["claim"]
+    assert {"verdict", "transcript", "cost", "errors"} <= set(
+        graph.get_output_jsonschema()["properties"]
+    )
