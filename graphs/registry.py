@@ -29,6 +29,22 @@ METHODS: dict[str, MethodSpec] = {
     "debate-cv": MethodSpec("graphs.debate_cv", "DebateCV: pro vs con debaters, moderator decides"),
     "rag-cot": MethodSpec("graphs.rag_cot", "Baseline: RAG-CoT, one model reads the evidence"),
     "majority": MethodSpec("graphs.majority", "Baseline: 3 independent RAG-CoT votes, majority"),
+    "madam-rag": MethodSpec(
+        "graphs.madam_rag", "MADAM-RAG: one agent per document, aggregator", input_kind="question"
+    ),
+    "madam-no-rag": MethodSpec(
+        "graphs.madam_no_rag", "MADAM-RAG baseline: question only", input_kind="question"
+    ),
+    "madam-concat-rag": MethodSpec(
+        "graphs.madam_concat_rag",
+        "MADAM-RAG baseline: all documents in one prompt",
+        input_kind="question",
+    ),
+    "madam-self-reflect": MethodSpec(
+        "graphs.madam_self_reflect",
+        "MADAM-RAG baseline: one agent, 2 review-and-refine rounds",
+        input_kind="question",
+    ),
 }
 
 

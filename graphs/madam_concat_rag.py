@@ -1,0 +1,20 @@
+"""MADAM-RAG baseline: all documents (given or retrieved) in one prompt, one answer list."""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from graphs.madam_state import MadamContext, MadamOutput, MadamState, QuestionInput
+from nodes.madam_baselines import answer_concat, continue_or_end
+from nodes.madam_input import prepare
+
+builder = StateGraph(
+    MadamState, context_schema=MadamContext, input_schema=QuestionInput, output_schema=MadamOutput
+)
+builder.add_node("prepare", prepare)
+builder.add_node("answer", answer_concat)
+builder.add_edge(START, "prepare")
+builder.add_conditional_edges("prepare", continue_or_end, {"next": "answer", END: END})
+builder.add_edge("answer", END)
+
+graph = builder.compile(name="madam-concat-rag")

@@ -1,0 +1,20 @@
+"""MADAM-RAG baseline: answer the question from the model's own knowledge, no documents."""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from graphs.madam_state import MadamContext, MadamOutput, MadamState, QuestionInput
+from nodes.madam_baselines import answer_no_rag
+from nodes.madam_input import prepare_question_only
+
+builder = StateGraph(
+    MadamState, context_schema=MadamContext, input_schema=QuestionInput, output_schema=MadamOutput
+)
+builder.add_node("prepare", prepare_question_only)
+builder.add_node("answer", answer_no_rag)
+builder.add_edge(START, "prepare")
+builder.add_edge("prepare", "answer")
+builder.add_edge("answer", END)
+
+graph = builder.compile(name="madam-no-rag")

@@ -1,0 +1,33 @@
+"""MADAM-RAG: one agent per document, an aggregator, and rounds until the answers settle.
+
+``prepare`` checks the question and takes the caller's documents (or retrieves ``top_k``
+from the index); ``fan_out`` sends one task per document to ``doc_agent`` (parallel, at most
+``max_concurrency`` model calls at once per run); ``aggregate`` reads the agents' answers in
+seeded random order and lists every correct answer, then either stops (every agent kept its
+answer: ``answers_stable``; or ``max_rounds`` reached: ``round_limit``) or fans out again,
+each agent now also seeing the aggregator's answers and explanation.
+"""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from graphs.madam_state import MadamContext, MadamOutput, MadamState, QuestionInput
+from nodes.aggregate import aggregate
+from nodes.doc_agent import doc_agent, fan_out
+from nodes.madam_input import prepare
+
+builder = StateGraph(
+    MadamState, context_schema=MadamContext, input_schema=QuestionInput, output_schema=MadamOutput
+)
+builder.add_node("prepare", prepare)
+# The node takes the ``AgentTask`` payload of ``Send``, not the graph state; langgraph's
+# add_node overloads only type-check nodes whose input is the state schema.
+builder.add_node("doc_agent", doc_agent)  # type: ignore[call-overload]
+builder.add_node("aggregate", aggregate)
+builder.add_edge(START, "prepare")
+builder.add_conditional_edges("prepare", fan_out, ["doc_agent", END])
+builder.add_edge("doc_agent", "aggregate")
+builder.add_conditional_edges("aggregate", fan_out, ["doc_agent", END])
+
+graph = builder.compile(name="madam-rag")

@@ -1,0 +1,28 @@
+"""MADAM-RAG baseline: one agent answers from all documents, then reviews and refines it.
+
+The review-and-refine step repeats ``reflection_rounds`` times (2 by default).
+"""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from graphs.madam_state import MadamContext, MadamOutput, QuestionInput
+from nodes.madam_baselines import ReflectState, continue_or_end, initial_answer, refine, review
+from nodes.madam_input import prepare
+
+builder = StateGraph(
+    ReflectState, context_schema=MadamContext, input_schema=QuestionInput,
+    output_schema=MadamOutput,
+)
+builder.add_node("prepare", prepare)
+builder.add_node("initial_answer", initial_answer)
+builder.add_node("review", review)
+builder.add_node("refine", refine)
+builder.add_edge(START, "prepare")
+builder.add_conditional_edges("prepare", continue_or_end, {"next": "initial_answer", END: END})
+builder.add_conditional_edges("initial_answer", continue_or_end, {"next": "review", END: END})
+builder.add_edge("review", "refine")
+builder.add_conditional_edges("refine", continue_or_end, {"next": "review", END: END})
+
+graph = builder.compile(name="madam-self-reflect")

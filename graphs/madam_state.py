@@ -1,0 +1,102 @@
+"""MADAM-RAG settings, state, per-agent ``Send`` payload and result contract."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NotRequired
+
+from typing_extensions import TypedDict
+
+from graphs.context import Context
+from graphs.state import DebateOutput, Turn
+from tools.evidence import Evidence
+
+
+@dataclass(kw_only=True)
+class MadamContext(Context):
+    """MADAM-RAG settings (defaults follow the paper: T = 3, one agent per document)."""
+
+    top_k: int = field(
+        default=5,
+        metadata={"description": "Documents retrieved when the caller gives none (one agent "
+                  "each)."},
+    )
+    max_documents: int = field(
+        default=20,
+        metadata={"description": "Most documents (and so agents) per question; extra ones are "
+                  "dropped and the drop is recorded in errors."},
+    )
+    max_concurrency: int = field(
+        default=4,
+        metadata={"description": "Most document agents calling the model at once within one run "
+                  "(an asyncio.Semaphore per run)."},
+    )
+    seed: int = field(
+        default=0,
+        metadata={"description": "Seed of the aggregator's shuffle: round t uses "
+                  "random.Random(seed + t), so runs are reproducible."},
+    )
+    reflection_rounds: int = field(
+        default=2,
+        metadata={"description": "Review-and-refine rounds of the self-reflection baseline."},
+    )
+
+    def __post_init__(self) -> None:
+        """Check the MADAM-RAG settings after the shared ones."""
+        super().__post_init__()
+        for name in ("max_documents", "max_concurrency"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.reflection_rounds < 0:
+            raise ValueError(f"reflection_rounds must be >= 0, got {self.reflection_rounds}")
+
+
+class QuestionInput(TypedDict):
+    """Input of the question-answering methods; documents are retrieved when absent."""
+
+    question: str
+    documents: NotRequired[list[Evidence]]
+
+
+class AgentTurn(Turn, total=False):
+    """A document agent's or the aggregator's turn, with what it read and wrote."""
+
+    document_id: str
+    explanation: str
+    answers: list[str]
+    order: list[str]
+
+
+class MadamOutput(DebateOutput, total=False):
+    """The shared contract plus the answer list and the documents the agents represented.
+
+    ``verdict`` is ``"; ".join(answers)``, ``"unknown"`` when the final answer names no
+    answer, and ``None`` when the final answer could not be read (see ``errors``).
+    """
+
+    answers: list[str]
+    documents: list[Evidence]
+
+
+class MadamState(MadamOutput, total=False):
+    """Working state: the question, the round counter and a per-run key."""
+
+    question: str
+    round: int
+    run_key: str
+    last_answers: list[str] | None
+    last_explanation: str
+
+
+class AgentTask(TypedDict):
+    """What one document agent receives through ``Send``."""
+
+    run_key: str
+    agent: str
+    document: Evidence
+    question: str
+    round: int
+    previous_answers: list[str] | None
+    previous_explanation: str | None
+
+
