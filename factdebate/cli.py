@@ -231,6 +231,107 @@ def index(
 
 
 @app.command()
+def bench(
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Run directory (resumable).")
+    ] = None,
+    method: Annotated[str, typer.Option(help="Method to benchmark.")] = "tool-mad",
+    dataset: Annotated[str, typer.Option(help="scifact, fever-mini, averitec, ...")] = "scifact",
+    data_dir: Annotated[Path | None, typer.Option(help="Datasets root folder.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Sample this many items.")] = None,
+    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    concurrency: Annotated[int, typer.Option(help="Items in flight at once.")] = 1,
+    model: Annotated[str | None, typer.Option(help="Model for every role.")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Any setting, KEY=VALUE.")] = None,
+    server: Annotated[
+        str | None, typer.Option(help="LangGraph server URL to run items on.")
+    ] = None,
+    compare: Annotated[
+        bool, typer.Option("--compare", help="Compare the finished RUN_DIRs given as arguments.")
+    ] = False,
+    runs: Annotated[
+        list[Path] | None, typer.Argument(help="Run directories for --compare.")
+    ] = None,
+) -> None:
+    """Run a method over a labelled dataset; write results.jsonl, metrics.json, report.md."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    from factdebate.bench import compare_runs, run_bench
+    from factdebate.datasets import DatasetError
+    from graphs.registry import UnknownMethodError, load_method
+    from tools.models import ModelConfigError
+
+    if compare:
+        if not runs:
+            fail("--compare needs one or more RUN_DIR arguments")
+        try:
+            out.print(compare_runs(list(runs or [])), markup=False)
+        except (FileNotFoundError, ValueError) as exc:
+            fail(str(exc))
+        return
+    if out_dir is None:
+        fail("--out RUN_DIR is required")
+    assert out_dir is not None
+    try:
+        _, context_cls = load_method(method)
+        context = parse_settings(set_ or [], context_cls)
+        if model:
+            context["model"] = model
+        with Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=err,
+        ) as bar:
+            task = bar.add_task(f"{method} on {dataset}", total=None)
+
+            def progress(done: int, total: int, accuracy: float, calls: int, tokens: int) -> None:
+                bar.update(
+                    task,
+                    completed=done,
+                    total=total,
+                    description=(
+                        f"{method} on {dataset} · acc {accuracy:.1%} · {calls} calls · {tokens} tok"
+                    ),
+                )
+
+            run_bench(
+                method,
+                dataset,
+                out_dir,
+                data_dir=data_dir,
+                limit=limit,
+                seed=seed,
+                concurrency=concurrency,
+                context=context,
+                server_url=server,
+                progress=progress,
+            )
+    except (DatasetError, UnknownMethodError, ModelConfigError, ValueError) as exc:
+        fail(str(exc))
+    out.print((out_dir / "report.md").read_text(encoding="utf-8"), markup=False)
+
+
+@app.command("bench-retrieval")
+def bench_retrieval(
+    out_dir: Annotated[Path, typer.Option("--out", help="Where to write the results.")],
+    dataset: Annotated[str, typer.Option(help="scifact or fever-mini.")] = "scifact",
+    data_dir: Annotated[Path | None, typer.Option(help="Datasets root folder.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Sample this many claims.")] = None,
+) -> None:
+    """Recall@1/3/10 and MRR@10 of dense, BM25 and fused retrieval, with timings."""
+    from factdebate.datasets import DatasetError
+    from factdebate.retrieval_bench import render_retrieval, run_retrieval_bench
+
+    try:
+        result = run_retrieval_bench(dataset, data_dir, limit, out_dir)
+    except (DatasetError, ValueError) as exc:
+        fail(str(exc))
+    out.print(render_retrieval(result), markup=False)
+
+
+@app.command()
 def methods() -> None:
     """List the available methods."""
     from graphs.registry import METHODS

@@ -127,3 +127,22 @@ def test_verify_json_on_embedded_default(tmp_path: Path):
     assert all(e["source"] == "bm25" for e in search["evidence"])
     total = result["cost"]["total"]
     assert total["llm_calls"] >= 5 and total["input_tokens"] > 0 and total["output_tokens"] > 0
+
+
+def test_bench_command_writes_report_and_compares(tmp_path: Path, data_home, scripted):
+    from factdebate.datasets import datasets_root
+
+    if not (datasets_root() / "fever").exists():
+        pytest.skip(f"benchmark data not found at {datasets_root()}")
+    name, _ = scripted([], default="Reasoning.\n**SUPPORTS**")
+    run = tmp_path / "run"
+    args = ["bench", "--method", "cot", "--dataset", "fever-mini", "--limit", "4",
+            "--model", name, "--out", str(run)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert {"results.jsonl", "metrics.json", "report.md"} <= {p.name for p in run.iterdir()}
+    assert len((run / "results.jsonl").read_text().splitlines()) == 4
+    compared = runner.invoke(app, ["bench", "--compare", str(run), str(run)])
+    assert compared.exit_code == 0 and "run" in compared.output
+    bad = runner.invoke(app, ["bench", "--dataset", "nope", "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "nope" in bad.output and "Traceback" not in bad.output
