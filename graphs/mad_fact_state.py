@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal
+
+from typing_extensions import TypedDict
 
 from graphs.context import Context
 from graphs.state import DebateOutput, ErrorRecord, RoleCost, Turn, add_costs
@@ -67,7 +69,9 @@ class MADFactContext(Context):
         },
     )
     merge_threshold: float = field(
-        default=0.85, metadata={"description": "Cosine at which two claims count as equivalent."}
+        default=0.9,
+        metadata={"description": "Cosine at which two claims (stating the same numbers) count "
+                  "as equivalent."},
     )
     expert_models: list[str] = field(
         default_factory=list,

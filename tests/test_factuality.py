@@ -92,3 +92,21 @@ def test_without_references_only_plain_precision():
 def test_bad_gamma_is_rejected():
     with pytest.raises(ValueError):
         weighted_scores([True], [1], 1, gamma=0.0)
+
+
+def test_embedding_matcher_never_merges_claims_with_different_numbers():
+    same = ClaimMatcher(lambda texts: [[1.0, 0.0] for _ in texts], threshold=0.9)
+    assert same.similarity("Built in 1889.", "Built in 1887.") == 0.0
+    assert same.similarity("Built in 1,889 days.", "Built in 1889 days!") == 1.0
+    assert same.similarity("It is tall.", "It is high.") == pytest.approx(1.0)
+
+
+@pytest.mark.slow
+def test_minilm_matcher_merges_paraphrases_not_other_facts():
+    from nodes.score_answer import default_embed
+
+    matcher = ClaimMatcher(default_embed, threshold=0.9)
+    assert matcher.best_match("The capital of France is Paris.", [A, C]) == 0
+    assert matcher.best_match("Berlin is the capital of Germany.", [A, C]) is None
+    assert matcher.best_match("The tower was finished in 1887.",
+                              ["The tower was finished in 1889."]) is None
