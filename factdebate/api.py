@@ -10,7 +10,8 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from graphs.registry import METHODS, load_method
-from nodes.claims import clean_claim
+from nodes.claims import InputError, clean_claim
+from tools.evidence import Evidence
 from tools.models import register_model, resolve_model
 
 MODEL_FIELDS = ("model", "debater_model", "judge_model", "scorer_model")
@@ -45,19 +46,50 @@ def check_models(context: Any) -> None:
         )
 
 
-def make_input(method: str, text: str, context: Any, **extra: Any) -> dict[str, Any]:
-    """The graph input for ``text`` (claim or question) after validation."""
-    key = "claim" if METHODS[method].input_kind == "claim" else "question"
-    return {key: clean_claim(text, context.max_claim_chars), **extra}
+def input_keys(graph: Any) -> set[str]:
+    """Keys of a compiled graph's input schema (a TypedDict)."""
+    schema = getattr(getattr(graph, "builder", None), "input_schema", None)
+    keys = getattr(schema, "__required_keys__", set()) | getattr(schema, "__optional_keys__", set())
+    return {str(k) for k in keys}
+
+
+def make_input(
+    method: str, text: str, context: Any, documents: list[Evidence] | None = None
+) -> dict[str, Any]:
+    """The graph input for a claim or question, with caller-supplied documents if any.
+
+    Raises:
+        InputError: bad text, an answer-scoring method (use ``score_answer``), or documents
+            given to a method that retrieves its own.
+    """
+    kind = METHODS[method].input_kind
+    if kind == "answer":
+        raise InputError(f"{method} scores long answers: use `factdebate score-answer`")
+    key = "claim" if kind == "claim" else "question"
+    payload: dict[str, Any] = {key: clean_claim(text, context.max_claim_chars)}
+    if documents is not None:
+        graph, _ = load_method(method)
+        doc_key = next((k for k in ("documents", "evidence") if k in input_keys(graph)), None)
+        if doc_key is None:
+            raise InputError(f"{method} retrieves its own evidence and takes no documents")
+        payload[doc_key] = documents
+    return payload
 
 
 async def astream_verify(
-    text: str, method: str = "tool-mad", **settings: Any
+    text: str,
+    method: str = "tool-mad",
+    documents: list[Evidence] | None = None,
+    **settings: Any,
 ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
-    """Yield ``(node name, update)`` while the debate runs, then ``("result", contract)``."""
+    """Yield ``(node name, update)`` while the debate runs, then ``("result", contract)``.
+
+    ``documents`` replaces retrieval for methods that accept given evidence (MADAM-RAG,
+    DebateCV); ``settings`` are fields of the method's ``Context``.
+    """
     graph, _ = load_method(method)
     context = build_context(method, **settings)
-    payload = make_input(method, text, context)
+    payload = make_input(method, text, context, documents)
     state: dict[str, Any] = {}
     async for chunk in graph.astream(payload, context=context, stream_mode=["updates", "values"]):
         mode, data = chunk
@@ -69,20 +101,24 @@ async def astream_verify(
     yield "result", contract(state)
 
 
-async def averify(text: str, method: str = "tool-mad", **settings: Any) -> dict[str, Any]:
+async def averify(
+    text: str, method: str = "tool-mad", documents: list[Evidence] | None = None, **settings: Any
+) -> dict[str, Any]:
     """Verify ``text`` and return the result contract."""
     result: dict[str, Any] = {}
-    async for node, update in astream_verify(text, method, **settings):
+    async for node, update in astream_verify(text, method, documents, **settings):
         if node == "result":
             result = update
     return result
 
 
-def verify(text: str, method: str = "tool-mad", **settings: Any) -> dict[str, Any]:
+def verify(
+    text: str, method: str = "tool-mad", documents: list[Evidence] | None = None, **settings: Any
+) -> dict[str, Any]:
     """Synchronous ``averify`` (for scripts and notebooks without a running event loop)."""
     import asyncio
 
-    return asyncio.run(averify(text, method, **settings))
+    return asyncio.run(averify(text, method, documents, **settings))
 
 
 CONTRACT_KEYS = (

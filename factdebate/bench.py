@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from factdebate.api import input_keys
 from factdebate.bench_report import FAILED, compare_runs, write_summary
 from factdebate.datasets import (
     CONFLICTING,
@@ -58,8 +59,9 @@ class BenchItem:
     evidence: list[Evidence] = field(default_factory=list)
 
 
-def load_items(dataset: str, data_dir: Path | None, limit: int | None,
-               seed: int) -> tuple[list[BenchItem], tuple[str, ...]]:
+def load_items(
+    dataset: str, data_dir: Path | None, limit: int | None, seed: int
+) -> tuple[list[BenchItem], tuple[str, ...]]:
     """Load a claim dataset's items (a seeded sample of ``limit``) and its label set.
 
     True/false datasets (factcheck-bench, factool-qa) map true -> SUPPORTS, false -> REFUTES.
@@ -74,20 +76,29 @@ def load_items(dataset: str, data_dir: Path | None, limit: int | None,
         if isinstance(raw, ClaimItem):
             items.append(BenchItem(raw.id, raw.claim, raw.label, list(raw.evidence)))
         elif isinstance(raw, AtomicClaimItem):
-            items.append(BenchItem(raw.id, raw.claim, SUPPORTS if raw.label else REFUTES,
-                                   list(raw.evidence)))
+            items.append(
+                BenchItem(raw.id, raw.claim, SUPPORTS if raw.label else REFUTES, list(raw.evidence))
+            )
         else:
-            raise DatasetError(f"{dataset} holds {type(raw).__name__} items, not claims: the "
-                               "claim benchmark cannot score it")
+            raise DatasetError(
+                f"{dataset} holds {type(raw).__name__} items, not claims: the "
+                "claim benchmark cannot score it"
+            )
     if not items:
         raise DatasetError(f"{dataset}: no items to run")
     labels = LABELS if any(i.gold == CONFLICTING for i in items) else THREE_WAY
     return items, labels
 
 
-_SUBFOLDERS = {"scifact": "scifact", "fever-mini": "fever/fever_rag_mini", "averitec": "averitec",
-               "ramdocs": "ramdocs", "factcheck-bench": "factcheck_bench",
-               "factool-qa": "factool", "pubmedqa": "pubmedqa"}
+_SUBFOLDERS = {
+    "scifact": "scifact",
+    "fever-mini": "fever/fever_rag_mini",
+    "averitec": "averitec",
+    "ramdocs": "ramdocs",
+    "factcheck-bench": "factcheck_bench",
+    "factool-qa": "factool",
+    "pubmedqa": "pubmedqa",
+}
 
 
 def dataset_folder(dataset: str, data_dir: Path | None) -> Path | None:
@@ -120,8 +131,9 @@ def read_results(path: Path) -> list[dict[str, Any]]:
     for row in rows:
         seen.setdefault(str(row["id"]), row)
     if dropped or len(seen) != len(rows) or not path.read_text(encoding="utf-8").endswith("\n"):
-        path.write_text("".join(json.dumps(r, default=str) + "\n" for r in seen.values()),
-                        encoding="utf-8")
+        path.write_text(
+            "".join(json.dumps(r, default=str) + "\n" for r in seen.values()), encoding="utf-8"
+        )
     return list(seen.values())
 
 
@@ -131,15 +143,20 @@ def _uses_retrieval(method: str, context: dict[str, Any]) -> bool:
     return not (context.get("tool_a") == "none" and context.get("tool_b") == "none")
 
 
-def prepare_collection(method: str, dataset: str, data_dir: Path | None,
-                       context: dict[str, Any], context_cls: Any) -> dict[str, Any]:
+def prepare_collection(
+    method: str, dataset: str, data_dir: Path | None, context: dict[str, Any], context_cls: Any
+) -> dict[str, Any]:
     """Point retrieval at the dataset's own corpus, indexing it once when it is missing.
 
     Only when the method retrieves, the settings accept ``collection`` and none was given.
     """
     names = {f.name for f in fields(context_cls)}
-    if ("collection" not in names or "collection" in context or dataset not in CORPORA
-            or not _uses_retrieval(method, context)):
+    if (
+        "collection" not in names
+        or "collection" in context
+        or dataset not in CORPORA
+        or not _uses_retrieval(method, context)
+    ):
         return context
     from tools.index import build_index
     from tools.search import bm25_dir
@@ -174,9 +191,16 @@ def _row(item: BenchItem, out: dict[str, Any], latency: float) -> dict[str, Any]
 
 def _failed_row(item: BenchItem, exc: BaseException, latency: float) -> dict[str, Any]:
     message = f"{type(exc).__name__}: {exc}"[:2000]
-    return {"id": item.id, "gold": item.gold, "prediction": None, "stop_reason": FAILED,
-            "rounds": 0, "cost": {}, "latency_s": round(latency, 4),
-            "errors": [{"kind": "exception", "stage": "run", "message": message}]}
+    return {
+        "id": item.id,
+        "gold": item.gold,
+        "prediction": None,
+        "stop_reason": FAILED,
+        "rounds": 0,
+        "cost": {},
+        "latency_s": round(latency, 4),
+        "errors": [{"kind": "exception", "stage": "run", "message": message}],
+    }
 
 
 def _check_same_run(out_dir: Path, run: dict[str, Any]) -> None:
@@ -186,8 +210,10 @@ def _check_same_run(out_dir: Path, run: dict[str, Any]) -> None:
         keys = ("method", "dataset", "limit", "seed", "context", "server_url")
         changed = [k for k in keys if before.get(k) != run.get(k)]
         if changed:
-            raise ValueError(f"{out_dir} holds a run with different {', '.join(changed)}; "
-                             "use another --out directory to start a new run")
+            raise ValueError(
+                f"{out_dir} holds a run with different {', '.join(changed)}; "
+                "use another --out directory to start a new run"
+            )
     path.write_text(json.dumps(run, indent=2, default=str) + "\n", encoding="utf-8")
 
 
@@ -214,12 +240,20 @@ async def arun_bench(
     settings = dict(context or {})
     context_cls(**settings)  # validate names and values before anything runs
     if server_url is None:
-        settings = await asyncio.to_thread(prepare_collection, method, dataset, data_dir,
-                                           settings, context_cls)
+        settings = await asyncio.to_thread(
+            prepare_collection, method, dataset, data_dir, settings, context_cls
+        )
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    run: dict[str, Any] = {"method": method, "dataset": dataset, "limit": limit, "seed": seed,
-           "context": settings, "server_url": server_url, "concurrency": concurrency}
+    run: dict[str, Any] = {
+        "method": method,
+        "dataset": dataset,
+        "limit": limit,
+        "seed": seed,
+        "context": settings,
+        "server_url": server_url,
+        "concurrency": concurrency,
+    }
     _check_same_run(out_dir, run)
 
     wanted = {i.id for i in items}
@@ -230,15 +264,21 @@ async def arun_bench(
     invoke = _server_invoker(server_url, method) if server_url else _local_invoker(graph)
     ctx_obj = None if server_url else context_cls(**settings)
 
-    stats = {"correct": sum(r.get("prediction") == r["gold"] for r in rows),
-             "calls": sum(int((r.get("cost") or {}).get("total", {}).get("llm_calls", 0))
-                          for r in rows),
-             "tokens": sum(_tokens(r) for r in rows)}
+    stats = {
+        "correct": sum(r.get("prediction") == r["gold"] for r in rows),
+        "calls": sum(int((r.get("cost") or {}).get("total", {}).get("llm_calls", 0)) for r in rows),
+        "tokens": sum(_tokens(r) for r in rows),
+    }
 
     def report() -> None:
         if progress is not None:
-            progress(len(rows), len(items), stats["correct"] / max(1, len(rows)),
-                     stats["calls"], stats["tokens"])
+            progress(
+                len(rows),
+                len(items),
+                stats["correct"] / max(1, len(rows)),
+                stats["calls"],
+                stats["tokens"],
+            )
 
     report()
     semaphore = asyncio.Semaphore(concurrency)
@@ -270,13 +310,6 @@ async def arun_bench(
     order = {i.id: n for n, i in enumerate(items)}
     rows.sort(key=lambda r: order[str(r["id"])])
     return await asyncio.to_thread(write_summary, out_dir, rows, labels, run)
-
-
-def input_keys(graph: Any) -> set[str]:
-    """Keys of a compiled graph's input schema (a TypedDict)."""
-    schema = getattr(getattr(graph, "builder", None), "input_schema", None)
-    keys = getattr(schema, "__required_keys__", set()) | getattr(schema, "__optional_keys__", set())
-    return {str(k) for k in keys}
 
 
 def _tokens(row: dict[str, Any]) -> int:
@@ -342,6 +375,17 @@ def run_bench(
         The metrics dict also written to ``metrics.json``.
 
     """
-    return asyncio.run(arun_bench(method, dataset, out_dir, data_dir=data_dir, limit=limit,
-                                  seed=seed, concurrency=concurrency, context=context,
-                                  server_url=server_url, progress=progress))
+    return asyncio.run(
+        arun_bench(
+            method,
+            dataset,
+            out_dir,
+            data_dir=data_dir,
+            limit=limit,
+            seed=seed,
+            concurrency=concurrency,
+            context=context,
+            server_url=server_url,
+            progress=progress,
+        )
+    )

@@ -119,14 +119,19 @@ def verify(
     rounds: Annotated[int | None, typer.Option(help="Round limit T.")] = None,
     collection: Annotated[str | None, typer.Option(help="Index to retrieve from.")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Any setting, KEY=VALUE.")] = None,
+    documents: Annotated[
+        Path | None,
+        typer.Option(help="JSONL (id, title, text) of documents to use instead of retrieval."),
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object, nothing else.")
     ] = False,
 ) -> None:
-    """Verify a claim and show the debate."""
-    from factdebate.api import astream_verify, build_context, check_models
+    """Verify a claim (or answer a question with MADAM-RAG) and show the debate."""
+    from factdebate.api import astream_verify, build_context, check_models, make_input
     from graphs.registry import METHODS, UnknownMethodError, load_method
     from nodes.claims import InputError, clean_claim
+    from tools.corpus import CorpusError, load_documents
     from tools.models import ModelConfigError
     from tools.vectorstore import IndexMissingError
 
@@ -155,15 +160,26 @@ def verify(
             }
         )
         context = build_context(method, **settings)
-        clean_claim(claim, context.max_claim_chars)
+        docs = load_documents(documents) if documents is not None else None
+        for doc in docs or []:
+            doc["source"] = "given"
+        make_input(method, claim, context, docs)
         check_models(context)
-        _check_index(context)
-    except (InputError, UnknownMethodError, ModelConfigError, IndexMissingError, ValueError) as exc:
+        if docs is None:
+            _check_index(context)
+    except (
+        InputError,
+        UnknownMethodError,
+        ModelConfigError,
+        IndexMissingError,
+        CorpusError,
+        ValueError,
+    ) as exc:
         fail(str(exc))
 
     async def run() -> dict[str, Any]:
         result: dict[str, Any] = {}
-        async for node, update in astream_verify(claim, method, **settings):
+        async for node, update in astream_verify(claim, method, docs, **settings):
             if node == "result":
                 result = update
             elif not as_json:
@@ -329,6 +345,140 @@ def bench_retrieval(
     except (DatasetError, ValueError) as exc:
         fail(str(exc))
     out.print(render_retrieval(result), markup=False)
+
+
+def _read_references(path: Path) -> list[str]:
+    """Reference answers: a JSON list of strings, or text blocks separated by '---' lines."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read references {path}: {exc}") from exc
+    if path.suffix == ".json":
+        data = json.loads(text)
+        if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
+            raise ValueError(f"{path}: expected a JSON list of strings")
+        return [x for x in data if x.strip()]
+    blocks = "\n".join(line if line.strip() != "---" else "\x00" for line in text.splitlines())
+    return [b.strip() for b in blocks.split("\x00") if b.strip()]
+
+
+@app.command("score-answer")
+def score_answer_command(
+    answer_file: Annotated[Path, typer.Option(help="File holding the long answer to check.")],
+    question: Annotated[str, typer.Option(help="The question the answer responds to.")] = "",
+    references: Annotated[
+        Path | None,
+        typer.Option(help="Reference answers: JSON list of strings, or blocks split by '---'."),
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model for every role.")] = None,
+    rule: Annotated[int | None, typer.Option(help="Debate rule 1, 2 or 3.")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Any setting, KEY=VALUE.")] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object, nothing else.")
+    ] = False,
+) -> None:
+    """MAD-Fact: split a long answer into claims, let a jury check each, and score it."""
+    from factdebate.long_form import ascore_answer
+    from graphs.mad_fact_state import MADFactContext
+    from nodes.claims import InputError, clean_claim
+    from tools.models import ModelConfigError
+
+    try:
+        raw = answer_file.read_bytes()
+        answer = clean_claim(raw, MADFactContext().max_answer_chars)
+        refs = _read_references(references) if references else None
+        settings = parse_settings(set_ or [], MADFactContext)
+        if model:
+            settings["model"] = model
+        if rule is not None:
+            settings["debate_rule"] = rule
+        MADFactContext(**settings)
+    except FileNotFoundError:
+        fail(f"no such file: {answer_file}")
+    except (InputError, ModelConfigError, ValueError) as exc:
+        fail(f"{answer_file}: {exc}" if isinstance(exc, InputError) else str(exc))
+    if not as_json:
+        out.print(
+            f"[dim]checking the answer with MAD-Fact (model {settings.get('model', 'local')})[/dim]"
+        )
+    result = asyncio.run(ascore_answer(answer, question, refs, **settings))
+    if as_json:
+        sys.stdout.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
+        return
+    for claim in result.get("claims", []):
+        out.print(f"[bold]{claim.get('verdict') or 'NO VERDICT'}[/bold]  {claim.get('claim')}")
+        for turn in result.get("transcript", []):
+            if turn.get("claim_id") == claim.get("claim_id") and turn.get("answer"):
+                reason = " ".join(str(turn["answer"]).split())[:200]
+                out.print(
+                    f"   {turn.get('agent')} (round {turn.get('round')}): {reason}", markup=False
+                )
+    scores = result.get("scores") or {}
+    out.rule("Scores")
+    out.print(
+        ", ".join(
+            f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
+            for k, v in scores.items()
+            if not isinstance(v, dict | list)
+        )
+    )
+    out.print(
+        f"stop reason: {result.get('stop_reason')}; recorded errors: "
+        f"{len(result.get('errors') or [])}"
+    )
+
+
+@app.command()
+def syndec(
+    out_dir: Annotated[Path, typer.Option("--out", help="Output folder (resumable).")],
+    dataset: Annotated[str, typer.Option(help="Labelled claim dataset.")] = "averitec",
+    data_dir: Annotated[Path | None, typer.Option(help="Datasets root folder.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Sample this many claims.")] = None,
+    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    model: Annotated[str | None, typer.Option(help="Model for every role.")] = None,
+    corrector_model: Annotated[str | None, typer.Option(help="Model of the Corrector.")] = None,
+    evidence: Annotated[str, typer.Option(help="gold or retrieved.")] = "gold",
+    concurrency: Annotated[int, typer.Option(help="Claims in flight at once.")] = 1,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Any setting, KEY=VALUE.")] = None,
+) -> None:
+    """DebateCV synthetic debates (SynDeC) with SFT and DPO exports; re-run to resume."""
+    from factdebate.bench import dataset_folder
+    from factdebate.datasets import DATASETS, DatasetError, sample
+    from factdebate.syndec import run_syndec
+    from graphs.context import DebateCVContext
+
+    try:
+        if dataset not in DATASETS:
+            raise DatasetError(f"unknown dataset {dataset!r}; choose one of {sorted(DATASETS)}")
+        if evidence not in ("gold", "retrieved"):
+            raise ValueError("--evidence must be gold or retrieved")
+        settings = parse_settings(set_ or [], DebateCVContext)
+        if model:
+            settings["model"] = model
+        context = DebateCVContext(**settings)
+        loaded = DATASETS[dataset](dataset_folder(dataset, data_dir))
+        items = sample(loaded.items, limit, seed)
+    except (DatasetError, ValueError) as exc:
+        fail(str(exc))
+    summary = asyncio.run(
+        run_syndec(
+            items,
+            out_dir,
+            context=context,
+            corrector_model=corrector_model,
+            use_gold_evidence=evidence == "gold",
+            concurrency=concurrency,
+        )
+    )
+    out.print(
+        f"new {summary.new}, skipped {summary.skipped}, correct {summary.correct}, "
+        f"corrected {summary.corrected}, uncorrected {summary.uncorrected}, unparsed "
+        f"{summary.unparsed}; sft {summary.sft}, dpo {summary.dpo} -> {summary.out_dir}"
+    )
+    for ident, message in summary.failed:
+        err.print(f"failed {ident}: {message}", markup=False)
+    if summary.failed:
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -17,7 +17,9 @@ class MethodSpec:
 
 
 METHODS: dict[str, MethodSpec] = {
-    "tool-mad": MethodSpec("graphs.tool_mad", "Tool-MAD: RAG vs search debaters, RAGAS scores, judge"),
+    "tool-mad": MethodSpec(
+        "graphs.tool_mad", "Tool-MAD: RAG vs search debaters, RAGAS scores, judge"
+    ),
     "cot": MethodSpec("graphs.cot", "Baseline: zero-shot chain of thought, no evidence"),
     "react": MethodSpec("graphs.react_agent", "Baseline: single ReAct agent with retrieval"),
     "mad": MethodSpec("graphs.mad", "Baseline: MAD affirmative vs negative, no retrieval, judge"),

@@ -146,3 +146,47 @@ def test_bench_command_writes_report_and_compares(tmp_path: Path, data_home, scr
     assert compared.exit_code == 0 and "run" in compared.output
     bad = runner.invoke(app, ["bench", "--dataset", "nope", "--out", str(tmp_path / "x")])
     assert bad.exit_code == 2 and "nope" in bad.output and "Traceback" not in bad.output
+
+
+def test_documents_option_feeds_madam_rag(tmp_path: Path, data_home, scripted):
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"id": "d1", "title": "A", "text": "The capital is Paris."}\n'
+                    '{"id": "d2", "title": "B", "text": "The capital is Lyon."}\n')
+    name, _ = scripted([
+        ("AggregatorOutput", '{"answers": ["Paris"], "explanation": "d1 is reliable"}'),
+    ], default='{"answer": "Paris", "explanation": "my document says so"}')
+    result = runner.invoke(app, ["verify", "What is the capital?", "--method", "madam-rag",
+                                 "--documents", str(docs), "--model", name, "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout.strip().splitlines()[-1])
+    agents = [t for t in payload["transcript"] if t.get("document_id")]
+    assert {t["document_id"] for t in agents} == {"d1", "d2"}
+    refused = runner.invoke(app, ["verify", "A claim", "--documents", str(docs)])
+    assert refused.exit_code == 2 and "takes no documents" in refused.output
+
+
+def test_score_answer_errors_are_one_line(tmp_path: Path, data_home):
+    missing = runner.invoke(app, ["score-answer", "--answer-file", str(tmp_path / "none.txt")])
+    assert missing.exit_code == 2 and "no such file" in missing.output
+    empty = tmp_path / "empty.txt"
+    empty.write_text("   \n")
+    result = runner.invoke(app, ["score-answer", "--answer-file", str(empty)])
+    assert result.exit_code == 2 and "empty" in result.output
+    binary = tmp_path / "bin.txt"
+    binary.write_bytes(b"\xff\xfe\x00\x01")
+    result = runner.invoke(app, ["score-answer", "--answer-file", str(binary)])
+    assert result.exit_code == 2 and "UTF-8" in result.output
+
+
+def test_score_answer_json(tmp_path: Path, data_home, scripted, fake_tools):
+    answer = tmp_path / "answer.txt"
+    answer.write_text("The Eiffel Tower is in Paris. You should visit it.")
+    name, _ = scripted([
+        ("ClaimList", '{"claims": ["The Eiffel Tower is in Paris."]}'),
+    ], default="It is in Paris.\n**TRUE**")
+    result = runner.invoke(app, ["score-answer", "--answer-file", str(answer), "--question",
+                                 "Where is the Eiffel Tower?", "--model", name, "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout.strip().splitlines()[-1])
+    assert [c["claim"] for c in payload["claims"]] == ["The Eiffel Tower is in Paris."]
+    assert "precision" in payload["scores"]

@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import REPO
 
-pytestmark = pytest.mark.slow
+
 
 
 def free_port() -> int:
@@ -87,6 +87,7 @@ def server(tmp_path: Path) -> Iterator[str]:
             proc.kill()
 
 
+@pytest.mark.slow
 async def test_server_runs_a_claim_with_the_scripted_model(server: str):
     from langgraph_sdk import get_client
 
@@ -111,3 +112,14 @@ async def test_server_runs_a_claim_with_the_scripted_model(server: str):
     assert result["rounds"] == 1
     assert {t["agent"] for t in result["transcript"]} == {"debater_a", "debater_b"}
     assert result["cost"]["total"]["llm_calls"] > 0
+
+
+def test_langgraph_json_registers_every_method():
+    """Studio and `langgraph dev` see each registered method under its own name."""
+    from graphs.registry import METHODS
+
+    config = json.loads((REPO / "langgraph.json").read_text())
+    assert set(config["graphs"]) == set(METHODS)
+    for name, target in config["graphs"].items():
+        path, _, attr = target.partition(":")
+        assert (REPO / path).exists() and attr == "graph", name
