@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
 import threading
@@ -50,7 +51,7 @@ class LocalChatModel(ChatLlamaCpp):
 
 def load_local_model(temperature: float = 0.0, max_tokens: int = 512) -> LocalChatModel:
     """Load SmolLM2 once; generation is CPU-only and needs no network."""
-    return LocalChatModel(
+    model = LocalChatModel(
         model_path=str(local_model_path()),
         n_ctx=8192,
         n_batch=512,
@@ -62,3 +63,6 @@ def load_local_model(temperature: float = 0.0, max_tokens: int = 512) -> LocalCh
         verbose=False,
         streaming=False,
     )
+    # Free llama.cpp before interpreter teardown (its __del__ fails once modules are gone).
+    atexit.register(model.client.close)
+    return model
