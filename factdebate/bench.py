@@ -32,6 +32,7 @@ from factdebate.datasets import (
     sample,
 )
 from tools.evidence import Evidence
+from tools.llm import redact
 
 __all__ = ["BenchItem", "compare_runs", "load_items", "read_results", "run_bench", "arun_bench"]
 
@@ -190,7 +191,7 @@ def _row(item: BenchItem, out: dict[str, Any], latency: float) -> dict[str, Any]
 
 
 def _failed_row(item: BenchItem, exc: BaseException, latency: float) -> dict[str, Any]:
-    message = f"{type(exc).__name__}: {exc}"[:2000]
+    message = redact(f"{type(exc).__name__}: {exc}")[:2000]
     return {
         "id": item.id,
         "gold": item.gold,

@@ -62,6 +62,7 @@ def compute_metrics(rows: Sequence[dict[str, Any]], labels: Sequence[str]) -> di
         **scored,
         "labels": list(labels),
         "failed": sum(r.get("stop_reason") == FAILED for r in rows),
+        "budget_exhausted": sum(r.get("stop_reason") == "budget_exhausted" for r in rows),
         "items_with_errors": sum(bool(r.get("errors")) for r in rows),
         "error_kinds": dict(sorted(kinds.items())),
         "stop_reasons": dict(sorted(Counter(str(r.get("stop_reason")) for r in rows).items())),
@@ -157,6 +158,8 @@ def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
         "",
         "Stop reasons: " + (", ".join(f"{k} {v}" for k, v in metrics["stop_reasons"].items())
                             or "none"),
+        "",
+        f"Items stopped by a budget (budget_exhausted): {metrics.get('budget_exhausted', 0)}",
         "",
         "Error kinds: " + (", ".join(f"{k} {v}" for k, v in metrics["error_kinds"].items())
                            or "none"),

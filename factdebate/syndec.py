@@ -34,6 +34,7 @@ from nodes.evidence_block import render_evidence
 from nodes.moderator import CorrectedJustification, ask_with_retry, render_notes
 from prompts import debate_cv as prompts
 from tools.evidence import Evidence
+from tools.llm import redact
 
 log = logging.getLogger(__name__)
 
@@ -286,7 +287,7 @@ async def run_syndec(
                     record = await synthesize(item, ctx, corrector_ctx, use_gold_evidence)
                 except Exception as exc:  # one bad claim must not end the whole run
                     log.warning("claim %s failed: %s", item.id, exc)
-                    summary.failed.append((item.id, f"{type(exc).__name__}: {exc}"))
+                    summary.failed.append((item.id, redact(f"{type(exc).__name__}: {exc}")))
                     return
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
             fh.flush()

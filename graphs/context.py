@@ -90,6 +90,13 @@ class Context:
     call_timeout_s: float = field(
         default=300.0, metadata={"description": "Timeout for one model or tool call, seconds."}
     )
+    model_retries: int = field(
+        default=2,
+        metadata={
+            "description": "Extra attempts after a transient model fault (timeout, connection "
+            "error, 408/429/5xx), with exponential backoff honouring Retry-After; 0 = none."
+        },
+    )
 
     def __post_init__(self) -> None:
         """Fill fields still at their default from FACTDEBATE_* environment variables."""
@@ -99,6 +106,8 @@ class Context:
                 setattr(self, f.name, _env_default(f.name, str(f.default)))
         if self.max_rounds < 1 or self.top_k < 1:
             raise ValueError("max_rounds and top_k must be at least 1")
+        if not 0 <= self.model_retries <= 10:
+            raise ValueError(f"model_retries must be 0..10, got {self.model_retries}")
         if self.search_backend not in ("auto", "tavily", "offline"):
             raise ValueError(
                 f"search_backend must be auto, tavily or offline, got {self.search_backend!r}"

@@ -28,7 +28,7 @@ async def answer(state: CoTState, runtime: Runtime[Context]) -> dict[str, Any]:
     prompt = prompts.COT.format(label_instructions=prompts.NO_EVIDENCE_LABELS, claim=claim)
     model = await model_for(ctx, "debater")
     reply = await ask_label(model, prompt, role="debater", agent="cot", stage="answer",
-                            round_no=1, timeout=ctx.call_timeout_s)
+                            round_no=1, timeout=ctx.call_timeout_s, retries=ctx.model_retries)
     turn = Turn(round=1, agent="cot", tool="none", evidence=[], answer=reply.text,
                 label=reply.label)
     return {

@@ -14,10 +14,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from graphs.context import Context
-from graphs.state import ClaimInput, DebateOutput, ErrorRecord, Turn
+from graphs.state import ClaimInput, DebateOutput, ErrorRecord, Turn, add_costs
 from nodes.baselines import ask_label
 from nodes.claims import clean_claim
-from nodes.common import model_for, settings
+from nodes.common import model_for, over_budget, settings
 from prompts import baselines as prompts
 from tools.llm import ask
 
@@ -72,7 +72,7 @@ def make_side_node(side: str) -> Any:
         prompt = template.format(claim=claim, debate_so_far=f"Debate so far:\n{debate}")
         model = await model_for(ctx, "debater")
         reply = await ask(model, prompt, role="debater", agent=side, stage="argue",
-                          round_no=round_no, timeout=ctx.call_timeout_s)
+                          round_no=round_no, timeout=ctx.call_timeout_s, retries=ctx.model_retries)
         turn = Turn(round=round_no, agent=side, tool="none", evidence=[],
                     answer=reply.text or "", label=None)
         return {**update, "transcript": [turn], "cost": reply.cost, "errors": reply.errors}
@@ -87,7 +87,7 @@ async def judge(state: MADState, runtime: Runtime[MADContext]) -> dict[str, Any]
     round_no = state["round"]
     final = round_no >= ctx.max_rounds
     if not final and not ctx.judge_each_round:
-        return {"decision": "continue"}
+        return out_of_budget(state, ctx, {}) or {"decision": "continue"}
     prompt = prompts.MAD_JUDGE.format(
         continue_rule=prompts.MAD_FINAL_RULE if final else prompts.MAD_CONTINUE_RULE,
         label_instructions=prompts.NO_EVIDENCE_LABELS,
@@ -96,14 +96,16 @@ async def judge(state: MADState, runtime: Runtime[MADContext]) -> dict[str, Any]
     )
     model = await model_for(ctx, "judge")
     reply = await ask_label(model, prompt, role="judge", agent="judge", stage="judge",
-                            round_no=round_no, timeout=ctx.call_timeout_s)
+                            round_no=round_no, timeout=ctx.call_timeout_s,
+                            retries=ctx.model_retries)
     text = reply.text
     lines = [line.strip(" *`.") for line in text.strip().splitlines() if line.strip()]
     wants_more = bool(lines) and lines[-1].upper() == "CONTINUE"
     if not final and wants_more:
         # CONTINUE is a valid answer before the limit, not a parse failure.
         kept = [e for e in reply.errors if e.get("kind") != "parse_error"]
-        return {"decision": "continue", "cost": reply.cost, "errors": kept}
+        update = {"decision": "continue", "cost": reply.cost, "errors": kept}
+        return out_of_budget(state, ctx, update) or update
     errors: list[ErrorRecord] = list(reply.errors)
     return {
         "decision": "done",
@@ -113,6 +115,20 @@ async def judge(state: MADState, runtime: Runtime[MADContext]) -> dict[str, Any]
         "cost": reply.cost,
         "errors": errors,
     }
+
+
+def out_of_budget(
+    state: MADState, ctx: MADContext, update: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Instead of another round, stop without a verdict when the claim's budget is spent."""
+    spent = over_budget(add_costs(state.get("cost", {}), update.get("cost", {})), ctx)
+    if not spent:
+        return None
+    error = ErrorRecord(round=state["round"], agent="judge", stage="budget",
+                        kind="budget_exhausted", message=spent)
+    return {**update, "decision": "done", "verdict": None, "stop_reason": "budget_exhausted",
+            "justification": f"Stopped before a verdict: {spent}.",
+            "errors": [*update.get("errors", []), error]}
 
 
 def route_after_judge(state: MADState) -> Literal["affirmative", "__end__"]:

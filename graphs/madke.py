@@ -17,10 +17,11 @@ from graphs.context import Context, ToolName
 from graphs.state import ClaimInput, DebateOutput, ErrorRecord, Turn
 from nodes.baselines import ask_label
 from nodes.claims import clean_claim
-from nodes.common import model_for, settings, turn_of
+from nodes.common import model_for, over_budget, settings, turn_of
 from nodes.evidence_block import render_evidence
 from prompts import baselines as prompts
 from tools.evidence import Evidence
+from tools.llm import redact
 from tools.retrieval import retrieve
 
 AGENTS = ("debater_a", "debater_b")
@@ -57,7 +58,7 @@ async def retrieve_once(state: MADKEState, runtime: Runtime[MADKEContext]) -> di
         docs = []
         kind = "timeout" if isinstance(exc, TimeoutError) else "tool_error"
         errors.append(ErrorRecord(round=0, agent="retriever", stage="retrieve", kind=kind,
-                                  message=f"{ctx.tool}: {type(exc).__name__}: {exc}"))
+                                  message=redact(f"{ctx.tool}: {type(exc).__name__}: {exc}")))
     return {"claim": claim, "evidence": docs, "round": 1, "rounds": 1, "errors": errors}
 
 
@@ -81,7 +82,8 @@ def make_debater(agent: str) -> Any:
             prompt = prompts.MADKE_NEXT.format(**shared, others=text)
         model = await model_for(ctx, "debater")
         reply = await ask_label(model, prompt, role="debater", agent=agent, stage="argue",
-                                round_no=round_no, timeout=ctx.call_timeout_s)
+                                round_no=round_no, timeout=ctx.call_timeout_s,
+                                retries=ctx.model_retries)
         turn = Turn(round=round_no, agent=agent, tool=ctx.tool, query=state["claim"],
                     evidence=docs, answer=reply.text, label=reply.label)
         return {"transcript": [turn], "cost": reply.cost, "errors": reply.errors}
@@ -101,6 +103,12 @@ async def check(state: MADKEState, runtime: Runtime[MADKEContext]) -> dict[str, 
                 "stop_reason": "consensus",
                 "justification": f"All debaters concluded {turns[0]['label']} in round "
                 f"{round_no}. {turns[0].get('answer', '')}".strip()}
+    spent = over_budget(state.get("cost", {}), ctx)
+    if spent:  # no budget for another round or the judge: stop, keep the transcript
+        return {"decision": "budget_exhausted", "verdict": None, "stop_reason": "budget_exhausted",
+                "justification": f"Stopped before a verdict: {spent}.",
+                "errors": [ErrorRecord(round=round_no, agent="check", stage="budget",
+                                       kind="budget_exhausted", message=spent)]}
     if round_no >= ctx.max_rounds:
         return {"decision": "judge"}
     return {"decision": "next_round", "round": round_no + 1, "rounds": round_no + 1}
@@ -119,7 +127,8 @@ async def judge(state: MADKEState, runtime: Runtime[MADKEContext]) -> dict[str, 
     )
     model = await model_for(ctx, "judge")
     reply = await ask_label(model, prompt, role="judge", agent="judge", stage="judge",
-                            round_no=round_no, timeout=ctx.call_timeout_s)
+                            round_no=round_no, timeout=ctx.call_timeout_s,
+                            retries=ctx.model_retries)
     return {"verdict": reply.label, "justification": reply.text, "stop_reason": "round_limit",
             "cost": reply.cost, "errors": reply.errors}
 
@@ -127,7 +136,7 @@ async def judge(state: MADKEState, runtime: Runtime[MADKEContext]) -> dict[str, 
 def route_after_check(state: MADKEState) -> Literal["next_round", "judge", "__end__"]:
     """Conditional edge after the agreement check."""
     decision = state.get("decision")
-    if decision == "consensus":
+    if decision in ("consensus", "budget_exhausted"):
         return "__end__"
     return "judge" if decision == "judge" else "next_round"
 

@@ -37,7 +37,7 @@ async def cot_turn(
                                     label_instructions=instructions, claim=claim,
                                     evidence=render_evidence(docs, ctx.max_doc_chars))
     reply = await ask(model, prompt, role="debater", agent=agent, stage="answer", round_no=1,
-                      timeout=ctx.call_timeout_s)
+                      timeout=ctx.call_timeout_s, retries=ctx.model_retries)
     errors = list(reply.errors)
     label: str | None = None
     if reply.text is not None:

@@ -22,7 +22,7 @@ from nodes.common import model_for, settings
 from nodes.evidence_block import render_evidence
 from nodes.parse import ParseFailure, parse_label, parse_query
 from prompts import baselines as prompts
-from tools.llm import ask
+from tools.llm import ask, redact
 from tools.retrieval import retrieve
 
 _SEARCH_RE = re.compile(r"^\W*SEARCH\s*:", re.IGNORECASE | re.MULTILINE)
@@ -135,7 +135,7 @@ async def act(state: ReactState, runtime: Runtime[ReactContext]) -> dict[str, An
         docs = []
         kind = "timeout" if isinstance(exc, TimeoutError) else "tool_error"
         errors.append(ErrorRecord(round=step, agent="react", stage="retrieve", kind=kind,
-                                  message=f"{ctx.tool}: {type(exc).__name__}: {exc}"))
+                                  message=redact(f"{ctx.tool}: {type(exc).__name__}: {exc}")))
     turn = Turn(round=step, agent="react", tool=ctx.tool, query=query, evidence=docs)
     return {"searches": step, "transcript": [turn], "errors": errors}
 

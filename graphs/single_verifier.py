@@ -21,7 +21,7 @@ from nodes.common import model_for, settings
 from nodes.jury import new_query, parse_truth, render_knowledge, render_used, used_queries
 from nodes.parse import ParseFailure
 from prompts import mad_fact as prompts
-from tools.llm import ask
+from tools.llm import ask, redact
 from tools.retrieval import retrieve
 
 AGENT = "verifier"
@@ -86,7 +86,7 @@ async def search(state: VerifierState, runtime: Runtime[SingleVerifierContext]) 
             docs = []
             kind = "timeout" if isinstance(exc, TimeoutError) else "tool_error"
             errors.append(ErrorRecord(round=step, agent=AGENT, stage="search", kind=kind,
-                                      message=f"search: {type(exc).__name__}: {exc}"))
+                                      message=redact(f"search: {type(exc).__name__}: {exc}")))
         knowledge.append(KnowledgeEntry(query=query, agent=AGENT, round=step, evidence=docs))
     return {"steps": step, "knowledge": knowledge, "cost": cost, "errors": errors}
 

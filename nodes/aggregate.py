@@ -10,8 +10,8 @@ from pydantic import BaseModel, Field
 
 from factdebate.answers import clean_answers, normalize_answer
 from graphs.madam_state import AgentTurn, MadamContext, MadamState
-from graphs.state import ErrorRecord, Turn
-from nodes.common import model_for, settings
+from graphs.state import ErrorRecord, Turn, add_costs
+from nodes.common import model_for, over_budget, settings
 from nodes.evidence_block import sanitize
 from prompts import madam_rag as prompts
 from tools.llm import ask_structured
@@ -98,7 +98,7 @@ async def aggregate(state: MadamState, runtime: Runtime[MadamContext]) -> dict[s
         model = await model_for(ctx, "judge")
         parsed, reply = await ask_structured(
             model, prompt, AnswerList, role=AGGREGATOR, agent=AGGREGATOR, stage="aggregate",
-            round_no=round_no, timeout=ctx.call_timeout_s)
+            round_no=round_no, timeout=ctx.call_timeout_s, retries=ctx.model_retries)
         update.update(cost=reply.cost, errors=reply.errors)
         if parsed is None:
             answers, explanation = None, "The aggregator's answer could not be read (see errors)."
@@ -109,10 +109,17 @@ async def aggregate(state: MadamState, runtime: Runtime[MadamContext]) -> dict[s
                      explanation=explanation, label=None, order=[str(t["agent"]) for t in order])
     update.update(transcript=[turn], answers=answers or [], verdict=verdict_of(answers),
                   justification=explanation, last_answers=answers, last_explanation=explanation)
+    spent = over_budget(add_costs(state.get("cost", {}), update.get("cost", {})), ctx)
     if answers_stable(transcript, round_no):
         update["stop_reason"] = "answers_stable"
     elif round_no >= ctx.max_rounds:
         update["stop_reason"] = "round_limit"
+    elif spent:
+        # Out of budget before the next round: keep this round's answers, say why it stopped.
+        update["stop_reason"] = "budget_exhausted"
+        update["errors"] = [*update.get("errors", []), ErrorRecord(
+            round=round_no, agent=AGGREGATOR, stage="budget", kind="budget_exhausted",
+            message=spent)]
     else:
         update["round"] = round_no + 1
     return update

@@ -45,6 +45,7 @@ def make_argue_node(agent: str, opponent: str) -> Node:
             stage="argue",
             round_no=round_no,
             timeout=ctx.call_timeout_s,
+            retries=ctx.model_retries,
         )
         errors = list(reply.errors)
         draft["answer"] = reply.text or ""

@@ -30,10 +30,11 @@ async def ask_label(
     stage: str,
     round_no: int,
     timeout: float,
+    retries: int = 2,
 ) -> LabelledReply:
     """Ask ``prompt`` and parse the label on the last line; a failure is an error record."""
     reply = await ask(model, prompt, role=role, agent=agent, stage=stage, round_no=round_no,
-                      timeout=timeout)
+                      timeout=timeout, retries=retries)
     errors = list(reply.errors)
     label: str | None = None
     if reply.text is not None:

@@ -16,7 +16,7 @@ from nodes.common import answer_or_placeholder, model_for, settings, turn_of
 from nodes.evidence_block import render_evidence
 from prompts import debate_cv as prompts
 from tools.evidence import Evidence
-from tools.llm import ask
+from tools.llm import ask, redact
 from tools.retrieval import retrieve
 
 Side = Literal["affirmative", "negative"]
@@ -66,7 +66,7 @@ def make_prepare_node(cls: type[EvidenceContext]) -> RuntimeNode:
                                   timeout=ctx.call_timeout_s)
         except Exception as exc:  # recorded; the method then runs on an empty evidence set
             error = ErrorRecord(round=0, agent="retriever", stage="retrieve", kind="tool_error",
-                                message=f"{type(exc).__name__}: {exc}")
+                                message=redact(f"{type(exc).__name__}: {exc}"))
             return {"claim": claim, "evidence": [], "errors": [error]}
         return {"claim": claim, "evidence": list(docs)}
 
@@ -118,7 +118,7 @@ def make_debater_node(side: Side) -> RuntimeNode:
         prompt = debater_prompt(side, state, round_no, setup)
         model = await model_for(ctx, "debater")
         reply = await ask(model, prompt, role="debater", agent=side, stage="argue",
-                          round_no=round_no, timeout=ctx.call_timeout_s)
+                          round_no=round_no, timeout=ctx.call_timeout_s, retries=ctx.model_retries)
         answer = reply.text or ""
         turn = Turn(round=round_no, agent=side, tool=docs[0]["source"] if docs else "none",
                     evidence=cited(answer, docs), answer=answer, label=None)

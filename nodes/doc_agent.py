@@ -84,7 +84,7 @@ async def doc_agent(task: AgentTask, runtime: Runtime[MadamContext]) -> dict[str
     async with semaphore_for(task["run_key"], ctx.max_concurrency):
         parsed, reply = await ask_structured(
             model, prompt, AgentAnswer, role="agent", agent=task["agent"], stage="answer",
-            round_no=task["round"], timeout=ctx.call_timeout_s)
+            round_no=task["round"], timeout=ctx.call_timeout_s, retries=ctx.model_retries)
     doc = task["document"]
     turn = AgentTurn(round=task["round"], agent=task["agent"], tool=doc.get("source", ""),
                      evidence=[doc], document_id=doc["id"], label=None)

@@ -73,6 +73,7 @@ async def judge(state: ToolMADState, runtime: Runtime[ToolMADContext]) -> dict[s
         stage="judge",
         round_no=state["round"],
         timeout=ctx.call_timeout_s,
+        retries=ctx.model_retries,
     )
     errors = list(reply.errors)
     verdict: str | None = None

@@ -20,12 +20,12 @@ from graphs.mad_fact_state import (
 from graphs.state import ErrorRecord, RoleCost, add_costs
 from nodes.claims import clean_claim
 from nodes.clerk import normalize
-from nodes.common import model_for, settings
+from nodes.common import model_for, over_budget, settings
 from nodes.evidence_block import render_evidence
 from nodes.parse import ParseFailure, parse_query
 from prompts import mad_fact as prompts
 from tools.evidence import Evidence
-from tools.llm import ask
+from tools.llm import ask, redact
 from tools.retrieval import retrieve
 
 Truth = Literal["TRUE", "FALSE"]
@@ -163,7 +163,7 @@ async def run_search(
     except Exception as exc:  # backends raise many types; the juror goes on without them
         kind = "timeout" if isinstance(exc, TimeoutError) else "tool_error"
         return [], [ErrorRecord(round=round_no, agent=agent, stage="search", kind=kind,
-                                message=f"search: {type(exc).__name__}: {exc}")]
+                                message=redact(f"search: {type(exc).__name__}: {exc}"))]
 
 
 def _header(state: JuryState, ctx: MADFactContext, role: str) -> str:
@@ -201,7 +201,7 @@ async def plan_turn(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[
     model = await model_for(ctx, "debater")
     prompt = prompts.CONFIDENCE.format(header=_header(state, ctx, role))
     reply = await ask(model, prompt, role="debater", agent=role, stage="confidence",
-                      round_no=round_no, timeout=ctx.call_timeout_s)
+                      round_no=round_no, timeout=ctx.call_timeout_s, retries=ctx.model_retries)
     errors = list(reply.errors)
     confidence: float | None = None
     if reply.text is not None:
@@ -254,7 +254,7 @@ async def speak(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[str,
     )
     model = await model_for(ctx, "debater")
     reply = await ask(model, prompt, role="debater", agent=role, stage="opinion",
-                      round_no=round_no, timeout=ctx.call_timeout_s)
+                      round_no=round_no, timeout=ctx.call_timeout_s, retries=ctx.model_retries)
     errors = list(reply.errors)
     label: str | None = None
     if reply.text is not None:
@@ -290,6 +290,11 @@ async def advance(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[st
         return {"decision": "judge", "stop_reason": "agreement"}
     if round_no >= ctx.max_rounds:
         return {"decision": "judge", "stop_reason": "round_limit"}
+    spent = over_budget(state.get("cost", {}), ctx)
+    if spent:  # the majority judge decides from the rounds already held
+        return {"decision": "judge", "stop_reason": "budget_exhausted",
+                "errors": [ErrorRecord(round=round_no, agent="jury", stage="budget",
+                                       kind="budget_exhausted", message=spent)]}
     return {"round": round_no + 1, "rounds": round_no + 1, "speaker": 0, "decision": "next"}
 
 

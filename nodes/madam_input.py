@@ -13,6 +13,7 @@ from graphs.state import ErrorRecord
 from nodes.claims import InputError, clean_claim
 from nodes.common import settings
 from tools.evidence import Evidence
+from tools.llm import redact
 from tools.retrieval import retrieve
 
 
@@ -54,7 +55,8 @@ async def _documents(
                                   milvus_uri=ctx.milvus_uri, timeout=ctx.call_timeout_s)
         except Exception as exc:  # any backend fault is recorded; the run ends with no answer
             return [], [ErrorRecord(round=0, agent="retriever", stage="retrieve",
-                                    kind="tool_error", message=f"{type(exc).__name__}: {exc}")]
+                                    kind="tool_error",
+                                    message=redact(f"{type(exc).__name__}: {exc}"))]
     errors: list[ErrorRecord] = []
     if len(docs) > ctx.max_documents:
         errors.append(ErrorRecord(

@@ -12,13 +12,13 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from graphs.context import DebateCVContext
 from graphs.debate_cv_state import DebateCVState, ModeratorNote
 from graphs.state import ErrorRecord, RoleCost, Turn, add_costs
-from nodes.common import answer_or_placeholder, model_for, settings, turn_of
+from nodes.common import answer_or_placeholder, model_for, over_budget, settings, turn_of
 from nodes.evidence_block import render_evidence
 from prompts import debate_cv as prompts
 from tools.llm import ask_structured
 
 Label = Literal["SUPPORTS", "REFUTES", "NOT ENOUGH INFO", "CONFLICTING"]
-Decision = Literal["continue", "stop", "final", "failed"]
+Decision = Literal["continue", "stop", "final", "failed", "budget_exhausted"]
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
 
 _SYNONYMS = {
@@ -188,6 +188,15 @@ async def moderate(state: DebateCVState, runtime: Runtime[DebateCVContext]) -> d
                       stop_reason="moderator")
     else:
         decision = "final" if round_no >= ctx.max_rounds else "continue"
+    spent = over_budget(add_costs(state.get("cost", {}), cost), ctx)
+    if decision in ("continue", "final") and spent:
+        # No budget for another round (or the final step): stop without a verdict, keep notes.
+        decision = "budget_exhausted"
+        update.update(verdict=None, stop_reason="budget_exhausted",
+                      justification=f"Stopped before a verdict: {spent}.",
+                      errors=[*errors, ErrorRecord(round=round_no, agent="moderator",
+                                                   stage="budget", kind="budget_exhausted",
+                                                   message=spent)])
     update["decision"] = decision
     update["transcript"] = [moderator_turn(round_no, parsed, parsed.verdict if decision == "stop"
                                            else None)]

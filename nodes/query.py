@@ -48,6 +48,7 @@ def make_query_node(agent: str, opponent: str) -> Node:
             stage="query",
             round_no=round_no,
             timeout=ctx.call_timeout_s,
+            retries=ctx.model_retries,
         )
         errors = list(reply.errors)
         query = parse_query(reply.text) if reply.text is not None else None

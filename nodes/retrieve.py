@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 from graphs.context import ToolMADContext
 from graphs.state import ErrorRecord, ToolMADState, Turn
 from nodes.common import Node, settings
+from tools.llm import redact
 from tools.retrieval import retrieve
 
 
@@ -40,7 +41,7 @@ def make_retrieve_node(agent: str) -> Node:
                     agent=agent,
                     stage="retrieve",
                     kind=kind,
-                    message=f"{draft['tool']}: {type(exc).__name__}: {exc}",
+                    message=redact(f"{draft['tool']}: {type(exc).__name__}: {exc}"),
                 )
             )
         return {"drafts": {agent: draft}, "errors": errors}

@@ -55,7 +55,9 @@ async def score_answer(state: MADFactState, runtime: Runtime[MADFactContext]) ->
         # otherwise (claims left without a verdict) there is no answer-level verdict.
         verdict = ("NOT FACTUAL" if scores["n_false"] else
                    "FACTUAL" if scores["n_unjudged"] == 0 else None)
-        stop = "scored"
+        # A jury cut short by the per-claim budget still counts, but the run says so.
+        budget_cut = any(r.get("stop_reason") == "budget_exhausted" for r in results)
+        stop = "budget_exhausted" if budget_cut else "scored"
         summary = f"{n_true} of {n} claims judged true"
         if scores["precision"] is not None:
             summary += f" (precision {scores['precision']:.2f})"

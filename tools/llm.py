@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import random
 import re
+import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from graphs.state import ErrorRecord, RoleCost
 
@@ -37,6 +43,106 @@ def one_call_cost(role: str, message: BaseMessage | None) -> dict[str, RoleCost]
     return {role: RoleCost(llm_calls=1, input_tokens=tokens_in, output_tokens=tokens_out)}
 
 
+_SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
+TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+_TRANSIENT_NAMES = ("ratelimit", "timeout", "connection", "overloaded", "serviceunavailable")
+RETRY_WAIT_INITIAL = 1.0
+"""First backoff wait in seconds (doubles per attempt, with jitter)."""
+RETRY_WAIT_MAX = 20.0
+"""Longest exponential backoff wait, seconds."""
+RETRY_AFTER_CAP = 60.0
+"""Longest wait honoured from a provider's Retry-After, seconds."""
+_sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+
+
+def redact(text: str) -> str:
+    """Replace values of secret environment variables in ``text`` with ``[redacted]``.
+
+    Secrets are variables whose names end in ``_API_KEY``, ``_TOKEN`` or ``_SECRET``; error
+    messages pass through here before they are recorded, printed or written to disk.
+    """
+    for name, value in os.environ.items():
+        if name.upper().endswith(_SECRET_SUFFIXES) and len(value) >= 6 and value in text:
+            text = text.replace(value, "[redacted]")
+    return text
+
+
+def status_of(exc: BaseException) -> int | None:
+    """HTTP status carried by a provider exception, if any."""
+    for holder in (exc, getattr(exc, "response", None)):
+        for attr in ("status_code", "status", "code"):
+            value = getattr(holder, attr, None)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+    return None
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether retrying may help: timeouts, connection drops, rate limits, 5xx overloads."""
+    if isinstance(exc, TimeoutError | ConnectionError):
+        return True
+    if status_of(exc) in TRANSIENT_STATUS:
+        return True
+    names = [cls.__name__.lower() for cls in type(exc).__mro__]
+    return any(marker in name for name in names for marker in _TRANSIENT_NAMES)
+
+
+def is_rate_limit(exc: BaseException) -> bool:
+    """A 429 or an exception class named like a rate limit."""
+    return status_of(exc) == 429 or "ratelimit" in type(exc).__name__.lower()
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds the provider asked us to wait (Retry-After header or attribute), if any."""
+    raw: Any = getattr(exc, "retry_after", None)
+    if raw is None:
+        for holder in (getattr(exc, "response", None), exc):
+            headers = getattr(holder, "headers", None)
+            if headers is not None and hasattr(headers, "get"):
+                raw = headers.get("retry-after") or headers.get("Retry-After")
+                if raw is not None:
+                    break
+    if raw is None:
+        return None
+    try:
+        seconds = float(raw)
+    except (TypeError, ValueError):
+        try:
+            when = parsedate_to_datetime(str(raw))
+        except (TypeError, ValueError):
+            return None
+        import datetime as dt
+
+        seconds = (when - dt.datetime.now(when.tzinfo or dt.UTC)).total_seconds()
+    return max(0.0, seconds)
+
+
+def backoff_wait(state: RetryCallState) -> float:
+    """Wait before the next attempt: the provider's Retry-After (capped) or exponential jitter."""
+    exc = state.outcome.exception() if state.outcome is not None else None
+    asked = retry_after(exc) if exc is not None else None
+    if asked is not None:
+        return min(asked, RETRY_AFTER_CAP)
+    ceiling = min(RETRY_WAIT_MAX, RETRY_WAIT_INITIAL * 2 ** (state.attempt_number - 1))
+    return random.uniform(ceiling / 2, ceiling)
+
+
+def _is_local(model: Any) -> bool:
+    """Whether ``model`` (or the model a binding wraps) is the embedded llama.cpp model."""
+    local = sys.modules.get("tools.local_llm")
+    cls = getattr(local, "LocalChatModel", None)
+    return cls is not None and isinstance(getattr(model, "bound", model), cls)
+
+
+def _failure(exc: BaseException, attempts: int, timeout: float) -> tuple[str, str]:
+    """Error kind and (redacted) message after the last attempt failed with ``exc``."""
+    tries = f" after {attempts} attempt(s)" if attempts > 1 else ""
+    if isinstance(exc, TimeoutError):
+        return "timeout", f"no answer within {timeout:g}s{tries}"
+    kind = "rate_limited" if is_rate_limit(exc) else "model_error"
+    return kind, redact(f"{type(exc).__name__}: {exc}{tries}")[:2000]
+
+
 async def ask(
     model: BaseChatModel | Runnable[Any, BaseMessage],
     prompt: str | list[BaseMessage],
@@ -46,20 +152,40 @@ async def ask(
     stage: str,
     round_no: int = 0,
     timeout: float = 300.0,
+    retries: int = 2,
 ) -> Reply:
-    """Send one prompt; never raises for model faults, which are returned as error records."""
+    """Send one prompt; never raises for model faults, which are returned as error records.
+
+    Transient faults (timeouts, connection errors, 408/429/5xx, rate-limit classes) are
+    retried up to ``retries`` more times with bounded exponential backoff (a provider's
+    Retry-After wins, capped); other errors fail at once. Every attempt counts as an LLM call.
+    """
     messages = [HumanMessage(prompt)] if isinstance(prompt, str) else prompt
     where = ErrorRecord(round=round_no, agent=agent, stage=stage)
+    if _is_local(model):
+        retries = 0  # the embedded model has no transient faults; a timeout would recur
+    attempts = 0
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(max(0, retries) + 1),
+        wait=backoff_wait,
+        retry=retry_if_exception(is_transient),
+        sleep=lambda seconds: _sleep(seconds),
+        reraise=True,
+    )
     try:
-        message = await asyncio.wait_for(model.ainvoke(messages), timeout=timeout)
-    except TimeoutError:
-        error = ErrorRecord(**where, kind="timeout", message=f"no answer within {timeout:g}s")
-        return Reply(None, one_call_cost(role, None), [error])
+        async for attempt in retrying:
+            with attempt:
+                attempts += 1
+                message = await asyncio.wait_for(model.ainvoke(messages), timeout=timeout)
     except Exception as exc:  # provider errors come in many types; record, do not crash
-        error = ErrorRecord(**where, kind="model_error", message=f"{type(exc).__name__}: {exc}")
-        return Reply(None, one_call_cost(role, None), [error])
+        kind, text = _failure(exc, attempts, timeout)
+        cost = one_call_cost(role, None)
+        cost[role]["llm_calls"] = attempts
+        return Reply(None, cost, [ErrorRecord(**where, kind=kind, message=text)])
     text = message.content if isinstance(message.content, str) else str(message.text)
-    return Reply(text, one_call_cost(role, message))
+    cost = one_call_cost(role, message)
+    cost[role]["llm_calls"] = attempts
+    return Reply(text, cost)
 
 
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
@@ -89,6 +215,7 @@ async def ask_structured(
     stage: str,
     round_no: int = 0,
     timeout: float = 300.0,
+    retries: int = 2,
 ) -> tuple[SchemaT | None, Reply]:
     """Ask for output matching ``schema``; a mismatch is recorded as a parse error, never guessed.
 
@@ -103,12 +230,14 @@ async def ask_structured(
             response_format={"type": "json_object", "schema": schema.model_json_schema()}
         )
         reply = await ask(
-            bound, prompt, role=role, agent=agent, stage=stage, round_no=round_no, timeout=timeout
+            bound, prompt, role=role, agent=agent, stage=stage, round_no=round_no, timeout=timeout,
+            retries=retries,
         )
     else:
         full = f"{prompt}\n\nAnswer with one JSON object matching this JSON schema:\n{schema_json}"
         reply = await ask(
-            model, full, role=role, agent=agent, stage=stage, round_no=round_no, timeout=timeout
+            model, full, role=role, agent=agent, stage=stage, round_no=round_no, timeout=timeout,
+            retries=retries,
         )
     if reply.text is None:
         return None, reply

@@ -18,7 +18,7 @@ from ragas.llms.base import InstructorBaseRagasLLM  # noqa: E402
 from ragas.metrics.collections import AnswerRelevancy, Faithfulness  # noqa: E402
 
 from graphs.state import ErrorRecord, RoleCost, add_costs  # noqa: E402
-from tools.llm import ask_structured  # noqa: E402
+from tools.llm import ask_structured, redact  # noqa: E402
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -139,7 +139,7 @@ async def score_answer(
                     ErrorRecord(
                         **where,
                         kind="score_error",
-                        message=f"faithfulness: {type(exc).__name__}: {exc}",
+                        message=redact(f"faithfulness: {type(exc).__name__}: {exc}"),
                     )
                 )
     try:
@@ -153,7 +153,7 @@ async def score_answer(
             ErrorRecord(
                 **where,
                 kind="score_error",
-                message=f"answer_relevance: {type(exc).__name__}: {exc}",
+                message=redact(f"answer_relevance: {type(exc).__name__}: {exc}"),
             )
         )
     out.cost = llm.cost

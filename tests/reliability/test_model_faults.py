@@ -1,0 +1,205 @@
+"""Model faults: transient errors are retried with backoff, the rest recorded; runs still end."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from tenacity import RetryCallState
+
+from graphs.context import Context, ToolMADContext
+from graphs.tool_mad import graph as tool_mad
+from tests.fakes import ScriptedChatModel
+from tools import llm
+from tools.models import register_model
+
+
+class FakeResponse:
+    """Just enough of an HTTP response for the retry logic."""
+
+    def __init__(self, status: int, headers: dict[str, str] | None = None) -> None:
+        self.status_code = status
+        self.headers = headers or {}
+
+
+class RateLimitError(Exception):
+    """Shaped like the provider SDKs' 429 errors (status and response headers)."""
+
+    def __init__(self, retry_after: str | None = None) -> None:
+        super().__init__("Error code: 429 - rate limit reached for requests")
+        self.status_code = 429
+        self.response = FakeResponse(429, {"retry-after": retry_after} if retry_after else {})
+
+
+class BadRequestError(Exception):
+    """A 400: retrying cannot help."""
+
+    status_code = 400
+
+
+class HangingModel(BaseChatModel):
+    """A model that never answers within any reasonable timeout."""
+
+    calls: int = 0
+
+    @property
+    def _llm_type(self) -> str:
+        return "hanging"
+
+    def _generate(self, messages: list[BaseMessage], *a: Any, **k: Any) -> ChatResult:
+        raise AssertionError("async only")
+
+    async def _agenerate(self, messages: list[BaseMessage], *a: Any, **k: Any) -> ChatResult:
+        self.calls += 1
+        await asyncio.sleep(30)
+        return ChatResult(generations=[ChatGeneration(message=AIMessage("late"))])
+
+
+@pytest.fixture
+def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Record backoff waits instead of sleeping."""
+    seen: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        seen.append(seconds)
+
+    monkeypatch.setattr(llm, "_sleep", fake_sleep)
+    return seen
+
+
+def flaky(failures: int, exc: BaseException, text: str) -> tuple[Any, list[int]]:
+    """An answer function raising ``exc`` on the first ``failures`` calls."""
+    count = [0]
+
+    def answer(prompt: str) -> str:
+        count[0] += 1
+        if count[0] <= failures:
+            raise exc
+        return text
+
+    return answer, count
+
+
+async def test_429_twice_then_success_uses_the_answer_and_keeps_no_error(waits):
+    answer, count = flaky(2, RateLimitError(), "fine\n**SUPPORTS**")
+    model = ScriptedChatModel(rules=[("x", answer)])
+    reply = await llm.ask(model, "x", role="debater", agent="a", stage="argue", retries=2)
+    assert reply.text == "fine\n**SUPPORTS**"
+    assert reply.errors == []
+    assert count[0] == 3
+    assert reply.cost["debater"]["llm_calls"] == 3
+    assert len(waits) == 2
+
+
+async def test_429_forever_records_rate_limited_after_bounded_attempts(waits):
+    model = ScriptedChatModel(rules=[("x", RateLimitError())])
+    reply = await llm.ask(model, "x", role="judge", agent="judge", stage="judge", retries=3)
+    assert reply.text is None
+    assert len(model.prompts) == 4
+    [error] = reply.errors
+    assert error["kind"] == "rate_limited"
+    assert "after 4 attempt(s)" in error["message"] and "429" in error["message"]
+
+
+async def test_non_transient_error_is_not_retried(waits):
+    model = ScriptedChatModel(rules=[("x", BadRequestError("bad request"))])
+    reply = await llm.ask(model, "x", role="judge", agent="judge", stage="judge", retries=3)
+    assert len(model.prompts) == 1
+    assert waits == []
+    assert reply.errors[0]["kind"] == "model_error"
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [TimeoutError(), ConnectionError(), type("APIConnectionError", (Exception,), {})(),
+     type("OverloadedError", (Exception,), {})(), type("E", (Exception,), {"status_code": 503})()],
+)
+def test_transient_classification(exc):
+    assert llm.is_transient(exc)
+
+
+def test_non_transient_classification():
+    assert not llm.is_transient(ValueError("bad"))
+    assert not llm.is_transient(BadRequestError())
+
+
+def _state_after(exc: BaseException, attempt: int) -> RetryCallState:
+    from concurrent.futures import Future
+
+    state = RetryCallState(retry_object=None, fn=None, args=(), kwargs={})  # type: ignore[arg-type]
+    state.attempt_number = attempt
+    future: Future[Any] = Future()
+    future.set_exception(exc)
+    state.outcome = future  # type: ignore[assignment]
+    return state
+
+
+def test_retry_after_header_is_honoured_and_capped(monkeypatch):
+    assert llm.backoff_wait(_state_after(RateLimitError("7"), 1)) == 7.0
+    monkeypatch.setattr(llm, "RETRY_AFTER_CAP", 5.0)
+    assert llm.backoff_wait(_state_after(RateLimitError("7"), 1)) == 5.0
+
+
+def test_without_retry_after_the_wait_is_exponential_with_jitter(monkeypatch):
+    monkeypatch.setattr(llm, "RETRY_WAIT_INITIAL", 1.0)
+    monkeypatch.setattr(llm, "RETRY_WAIT_MAX", 4.0)
+    for attempt, ceiling in [(1, 1.0), (2, 2.0), (3, 4.0), (6, 4.0)]:
+        wait = llm.backoff_wait(_state_after(RateLimitError(), attempt))
+        assert ceiling / 2 <= wait <= ceiling
+
+
+async def test_retry_after_reaches_the_sleep(waits):
+    answer, _ = flaky(1, RateLimitError("3"), "ok")
+    model = ScriptedChatModel(rules=[("x", answer)])
+    reply = await llm.ask(model, "x", role="debater", agent="a", stage="argue")
+    assert reply.text == "ok" and waits == [3.0]
+
+
+async def test_hanging_model_times_out_per_attempt_and_is_recorded(waits):
+    model = HangingModel()
+    reply = await llm.ask(model, "x", role="debater", agent="a", stage="argue", timeout=0.05,
+                          retries=1)
+    assert model.calls == 2
+    assert reply.errors[0]["kind"] == "timeout"
+    assert "0.05s after 2 attempt(s)" in reply.errors[0]["message"]
+
+
+def test_model_retries_setting_is_checked():
+    assert Context().model_retries == 2
+    with pytest.raises(ValueError, match="model_retries"):
+        Context(model_retries=-1)
+
+
+async def test_tool_mad_with_a_rate_limited_model_still_finishes(waits, fake_tools):
+    model = ScriptedChatModel(rules=[(lambda p: True, RateLimitError())])
+    name = register_model("rate-limited-forever", model)
+    out = await tool_mad.ainvoke(
+        {"claim": "The Eiffel Tower is in Paris."},
+        context=ToolMADContext(model=name, max_rounds=1, model_retries=1),
+    )
+    assert out["verdict"] is None
+    assert out["stop_reason"]
+    kinds = {e["kind"] for e in out["errors"]}
+    assert "rate_limited" in kinds
+    # every prompt was tried exactly twice (1 retry), and the cost counts every attempt
+    assert out["cost"]["total"]["llm_calls"] == len(model.prompts)
+
+
+async def test_tool_mad_with_a_hanging_model_ends_with_timeouts(waits, fake_tools):
+    model = HangingModel()
+    name = register_model("hanging-forever", model)
+    out = await asyncio.wait_for(
+        tool_mad.ainvoke(
+            {"claim": "The Eiffel Tower is in Paris."},
+            context=ToolMADContext(model=name, max_rounds=1, call_timeout_s=0.05,
+                                   model_retries=0, stability_score=False),
+        ),
+        timeout=20,
+    )
+    assert out["verdict"] is None and out["stop_reason"]
+    assert {e["kind"] for e in out["errors"]} >= {"timeout"}
+    assert model.calls >= 3  # two debaters' turns and the judge all timed out
