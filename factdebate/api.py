@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import AsyncIterator
 from dataclasses import fields
@@ -76,22 +77,39 @@ def make_input(
     return payload
 
 
-async def astream_verify(
-    text: str,
-    method: str = "tool-mad",
-    documents: list[Evidence] | None = None,
-    **settings: Any,
-) -> AsyncIterator[tuple[str, dict[str, Any]]]:
-    """Yield ``(node name, update)`` while the debate runs, then ``("result", contract)``.
+def open_checkpointer(spec: str) -> Any:
+    """An async context manager yielding the checkpointer named by ``spec``.
 
-    ``documents`` replaces retrieval for methods that accept given evidence (MADAM-RAG,
-    DebateCV); ``settings`` are fields of the method's ``Context``.
+    Only ``sqlite:PATH`` is understood (a file; its folder is created).
+
+    Raises:
+        ValueError: any other spec.
     """
-    graph, _ = load_method(method)
-    context = build_context(method, **settings)
-    payload = make_input(method, text, context, documents)
+    scheme, sep, path = spec.partition(":")
+    if scheme != "sqlite" or not sep or not path.strip():
+        raise ValueError(f"bad checkpoint {spec!r}: expected sqlite:PATH")
+    from pathlib import Path
+
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    return AsyncSqliteSaver.from_conn_string(str(Path(path).expanduser()))
+
+
+def output_keys(builder: Any) -> set[str]:
+    """Keys of a graph builder's output schema (a TypedDict)."""
+    schema = getattr(builder, "output_schema", None)
+    keys = getattr(schema, "__required_keys__", set()) | getattr(schema, "__optional_keys__", set())
+    return {str(k) for k in keys}
+
+
+async def _stream(
+    graph: Any, payload: dict[str, Any] | None, context: Any, **kwargs: Any
+) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     state: dict[str, Any] = {}
-    async for chunk in graph.astream(payload, context=context, stream_mode=["updates", "values"]):
+    async for chunk in graph.astream(
+        payload, context=context, stream_mode=["updates", "values"], **kwargs
+    ):
         mode, data = chunk
         if mode == "updates":
             for node, update in data.items():
@@ -101,24 +119,96 @@ async def astream_verify(
     yield "result", contract(state)
 
 
+async def astream_verify(
+    text: str,
+    method: str = "tool-mad",
+    documents: list[Evidence] | None = None,
+    *,
+    checkpoint: str | None = None,
+    thread: str | None = None,
+    **settings: Any,
+) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """Yield ``(node name, update)`` while the debate runs, then ``("result", contract)``.
+
+    ``documents`` replaces retrieval for methods that accept given evidence (MADAM-RAG,
+    DebateCV); ``settings`` are fields of the method's ``Context``.
+
+    With ``checkpoint`` (``sqlite:PATH``) and ``thread`` every finished step is saved under
+    that thread id. Running again with the same thread resumes an interrupted run from its
+    last saved step (finished steps are not recomputed), or returns the stored result of a
+    finished one; either way a ``("checkpoint", {"thread", "status"})`` event comes first,
+    status ``new``, ``resumed`` or ``finished``. Settings are not stored: pass the same ones.
+
+    Raises:
+        InputError: bad text, or a thread that holds a different claim.
+        ValueError: bad settings, a bad checkpoint spec, or only one of checkpoint/thread.
+    """
+    graph, _ = load_method(method)
+    context = build_context(method, **settings)
+    payload = make_input(method, text, context, documents)
+    if checkpoint is None and thread is None:
+        async for event in _stream(graph, payload, context):
+            yield event
+        return
+    if not checkpoint or not thread:
+        raise ValueError("--thread and --checkpoint go together: give both or neither")
+    builder = importlib.import_module(METHODS[method].module).builder
+    async with open_checkpointer(checkpoint) as saver:
+        durable = builder.compile(checkpointer=saver, name=method)
+        config: dict[str, Any] = {"configurable": {"thread_id": thread}}
+        snapshot = await durable.aget_state(config)
+        stored = dict(snapshot.values or {})
+        key = "claim" if "claim" in payload else "question"
+        if stored and stored.get(key) not in (None, payload[key]):
+            raise InputError(
+                f"thread {thread!r} holds a different {key}: {str(stored[key])[:80]!r}"
+            )
+        if stored and not snapshot.next:
+            yield "checkpoint", {"thread": thread, "status": "finished"}
+            keys = output_keys(builder)
+            yield "result", contract({k: v for k, v in stored.items() if not keys or k in keys})
+            return
+        resume = bool(stored) and bool(snapshot.next)
+        yield "checkpoint", {"thread": thread, "status": "resumed" if resume else "new"}
+        async for event in _stream(durable, None if resume else payload, context,
+                                   config=config, durability="sync"):
+            yield event
+
+
 async def averify(
-    text: str, method: str = "tool-mad", documents: list[Evidence] | None = None, **settings: Any
+    text: str,
+    method: str = "tool-mad",
+    documents: list[Evidence] | None = None,
+    *,
+    checkpoint: str | None = None,
+    thread: str | None = None,
+    **settings: Any,
 ) -> dict[str, Any]:
-    """Verify ``text`` and return the result contract."""
+    """Verify ``text`` and return the result contract (see ``astream_verify``)."""
     result: dict[str, Any] = {}
-    async for node, update in astream_verify(text, method, documents, **settings):
+    async for node, update in astream_verify(
+        text, method, documents, checkpoint=checkpoint, thread=thread, **settings
+    ):
         if node == "result":
             result = update
     return result
 
 
 def verify(
-    text: str, method: str = "tool-mad", documents: list[Evidence] | None = None, **settings: Any
+    text: str,
+    method: str = "tool-mad",
+    documents: list[Evidence] | None = None,
+    *,
+    checkpoint: str | None = None,
+    thread: str | None = None,
+    **settings: Any,
 ) -> dict[str, Any]:
     """Synchronous ``averify`` (for scripts and notebooks without a running event loop)."""
     import asyncio
 
-    return asyncio.run(averify(text, method, documents, **settings))
+    return asyncio.run(
+        averify(text, method, documents, checkpoint=checkpoint, thread=thread, **settings)
+    )
 
 
 CONTRACT_KEYS = (

@@ -34,7 +34,10 @@ err = Console(stderr=True, highlight=False)
 
 
 def fail(message: str, code: int = 2) -> None:
-    """Print a one-line error and exit non-zero (no traceback)."""
+    """Print a one-line error (secrets redacted) and exit non-zero (no traceback)."""
+    from tools.llm import redact
+
+    message = redact(message)
     err.print(f"[red]error:[/red] {message}", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
@@ -126,6 +129,14 @@ def verify(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object, nothing else.")
     ] = False,
+    thread: Annotated[
+        str | None,
+        typer.Option(help="Run id to save under --checkpoint; reuse it to resume or re-show."),
+    ] = None,
+    checkpoint: Annotated[
+        str | None,
+        typer.Option(help="Where steps are saved for resuming, e.g. sqlite:runs/checkpoints.db."),
+    ] = None,
 ) -> None:
     """Verify a claim (or answer a question with MADAM-RAG) and show the debate."""
     from factdebate.api import astream_verify, build_context, check_models, make_input
@@ -160,6 +171,10 @@ def verify(
             }
         )
         context = build_context(method, **settings)
+        if (thread is None) != (checkpoint is None):
+            raise ValueError("--thread and --checkpoint go together: give both or neither")
+        if checkpoint is not None and not checkpoint.startswith("sqlite:"):
+            raise ValueError(f"bad --checkpoint {checkpoint!r}: expected sqlite:PATH")
         docs = load_documents(documents) if documents is not None else None
         for doc in docs or []:
             doc["source"] = "given"
@@ -179,9 +194,16 @@ def verify(
 
     async def run() -> dict[str, Any]:
         result: dict[str, Any] = {}
-        async for node, update in astream_verify(claim, method, docs, **settings):
+        async for node, update in astream_verify(
+            claim, method, docs, checkpoint=checkpoint, thread=thread, **settings
+        ):
             if node == "result":
                 result = update
+            elif node == "checkpoint":
+                status = update.get("status")
+                if status != "new":
+                    note = "resuming" if status == "resumed" else "already finished; stored result"
+                    err.print(f"thread {thread}: {note}", markup=False)
             elif not as_json:
                 for turn in update.get("transcript", []):
                     _print_turn(turn)
@@ -198,6 +220,8 @@ def verify(
         result = asyncio.run(run())
     except KeyboardInterrupt:
         fail("interrupted", 130)
+    except (InputError, ValueError) as exc:
+        fail(str(exc))
     if as_json:
         sys.stdout.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
     else:
