@@ -61,17 +61,24 @@ class BenchItem:
 
 
 def load_items(
-    dataset: str, data_dir: Path | None, limit: int | None, seed: int
+    dataset: str,
+    data_dir: Path | None,
+    limit: int | None,
+    seed: int,
+    issues: list[str] | None = None,
 ) -> tuple[list[BenchItem], tuple[str, ...]]:
     """Load a claim dataset's items (a seeded sample of ``limit``) and its label set.
 
     True/false datasets (factcheck-bench, factool-qa) map true -> SUPPORTS, false -> REFUTES.
     ``data_dir`` is the shared datasets root (the dataset's own sub-folder is appended).
+    Malformed records are skipped; each is described as ``file:line: problem`` in ``issues``.
     """
     if dataset not in DATASETS:
         raise DatasetError(f"unknown dataset {dataset!r}; choose one of: {', '.join(DATASETS)}")
     folder = dataset_folder(dataset, data_dir)
     loaded = DATASETS[dataset](folder) if folder is not None else DATASETS[dataset]()
+    if issues is not None:
+        issues.extend(str(issue) for issue in loaded.issues)
     items: list[BenchItem] = []
     for raw in sample(loaded.items, limit, seed):
         if isinstance(raw, ClaimItem):
@@ -237,7 +244,8 @@ async def arun_bench(
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
     graph, context_cls = load_method(method)
-    items, labels = load_items(dataset, data_dir, limit, seed)
+    issues: list[str] = []
+    items, labels = load_items(dataset, data_dir, limit, seed, issues)
     settings = dict(context or {})
     context_cls(**settings)  # validate names and values before anything runs
     if server_url is None:
@@ -307,6 +315,7 @@ async def arun_bench(
 
         await asyncio.gather(*(one(item) for item in todo))
     run["wall_s"] = round(time.perf_counter() - started, 3)
+    run["load_issues"] = issues
     run["resumed_items"] = len(done_ids)
     order = {i.id: n for n, i in enumerate(items)}
     rows.sort(key=lambda r: order[str(r["id"])])

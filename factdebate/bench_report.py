@@ -103,6 +103,17 @@ def _pct(value: float) -> str:
     return f"{100 * value:.1f}"
 
 
+def _issue_lines(issues: Sequence[str], shown: int = 20) -> list[str]:
+    """Report lines naming the malformed dataset records that were skipped."""
+    if not issues:
+        return []
+    lines = [f"Skipped {len(issues)} malformed dataset record(s):", ""]
+    lines += [f"- {issue}" for issue in issues[:shown]]
+    if len(issues) > shown:
+        lines.append(f"- ... and {len(issues) - shown} more (see metrics.json)")
+    return [*lines, ""]
+
+
 def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
     """Markdown report of one run."""
     cost, lat = metrics["cost"], metrics["latency"]
@@ -161,6 +172,7 @@ def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
         "",
         f"Items stopped by a budget (budget_exhausted): {metrics.get('budget_exhausted', 0)}",
         "",
+        *_issue_lines(run.get("load_issues") or []),
         "Error kinds: " + (", ".join(f"{k} {v}" for k, v in metrics["error_kinds"].items())
                            or "none"),
         "",

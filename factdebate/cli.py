@@ -350,6 +350,9 @@ def bench(
             )
     except (DatasetError, UnknownMethodError, ModelConfigError, ValueError) as exc:
         fail(str(exc))
+    metrics = json.loads((out_dir / "metrics.json").read_text(encoding="utf-8"))
+    for issue in metrics.get("run", {}).get("load_issues") or []:
+        err.print(f"skipped malformed record: {issue}", markup=False, soft_wrap=True)
     out.print((out_dir / "report.md").read_text(encoding="utf-8"), markup=False)
 
 

@@ -73,7 +73,7 @@ def _build(spec: str, temperature: float, max_tokens: int, timeout: float) -> Ba
             temperature=temperature,
             max_completion_tokens=max_tokens,
             timeout=timeout,
-            max_retries=3,
+            max_retries=0,
         )
     from langchain.chat_models import init_chat_model
 
@@ -81,7 +81,7 @@ def _build(spec: str, temperature: float, max_tokens: int, timeout: float) -> Ba
     if provider == "ollama":
         kwargs["num_predict"] = max_tokens
     else:
-        kwargs.update(max_tokens=max_tokens, timeout=timeout, max_retries=3)
+        kwargs.update(max_tokens=max_tokens, timeout=timeout, max_retries=0)
     try:
         model: BaseChatModel = init_chat_model(name, model_provider=provider, **kwargs)
         return model

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from factdebate.bench_report import compute_metrics, render_report
-from graphs.context import DebateCVContext
 from graphs.jury import graph as jury_graph
 from graphs.madam_rag import graph as madam_graph
 from graphs.madam_state import MadamContext

@@ -1,0 +1,161 @@
+"""Bad input: binary, invalid UTF-8, over-long files, malformed dataset lines, hostile parsers."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from factdebate.answers import clean_answers
+from factdebate.cli import app
+from nodes.aggregate import AnswerList
+from nodes.clerk import ClaimList, keep_checkable
+from nodes.doc_agent import AgentAnswer
+from nodes.jury import parse_confidence, parse_truth
+from nodes.moderator import FinalVerdict, ModeratorDecision
+from nodes.parse import ParseFailure
+from tools.llm import parse_json_model
+
+runner = CliRunner()
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "datasets"
+
+BAD_CLAIMS = [
+    (b"\xff\xfe\x00 binary", "not valid UTF-8"),
+    (b"abc\x00def", "binary data (NUL bytes)"),
+    (b"\xc3\x28 broken utf-8", "not valid UTF-8"),
+    (b"   \n\t ", "empty"),
+    (("word " * 1000).encode(), "the limit is 2000"),
+]
+
+
+def one_line_error(result, message: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) <= 3
+
+
+@pytest.mark.parametrize(("raw", "message"), BAD_CLAIMS)
+def test_verify_stdin_rejects_bad_bytes_before_any_model_call(raw, message, scripted, data_home):
+    name, model = scripted([])
+    result = runner.invoke(app, ["verify", "-", "--model", name, "--method", "cot"], input=raw)
+    one_line_error(result, message)
+    assert model.prompts == []
+
+
+@pytest.mark.parametrize(("raw", "message"), BAD_CLAIMS[:4])
+def test_score_answer_file_rejects_bad_bytes(raw, message, scripted, tmp_path, data_home):
+    name, model = scripted([])
+    path = tmp_path / "answer.txt"
+    path.write_bytes(raw)
+    result = runner.invoke(app, ["score-answer", "--answer-file", str(path), "--model", name])
+    one_line_error(result, message.replace("claim", "answer"))
+    assert str(path) in result.output.replace("\n", "")
+    assert model.prompts == []
+
+
+def test_score_answer_over_long_file(scripted, tmp_path, data_home):
+    name, model = scripted([])
+    path = tmp_path / "long.txt"
+    path.write_bytes(b"The sky is blue. " * 3000)
+    result = runner.invoke(app, ["score-answer", "--answer-file", str(path), "--model", name])
+    one_line_error(result, "the limit is 20000")
+    assert model.prompts == []
+
+
+def test_score_answer_missing_file(tmp_path, data_home):
+    result = runner.invoke(app, ["score-answer", "--answer-file", str(tmp_path / "nope.txt")])
+    one_line_error(result, "no such file")
+
+
+@pytest.mark.skipif(not (SHARED / "fever" / "fever_rag_mini").is_dir(),
+                    reason="shared FEVER mini dataset absent")
+def test_bench_reports_a_malformed_line_with_file_and_line_and_runs_the_rest(
+    scripted, tmp_path, data_home
+):
+    src = SHARED / "fever" / "fever_rag_mini"
+    dst = tmp_path / "data" / "fever" / "fever_rag_mini"
+    dst.mkdir(parents=True)
+    shutil.copy(src / "corpus.jsonl", dst / "corpus.jsonl")
+    good = (src / "claims.jsonl").read_text(encoding="utf-8").splitlines()[:3]
+    lines = [good[0], '{"id": 1, "claim": "broken', good[1], '["not", "an object"]', good[2]]
+    (dst / "claims.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    name, model = scripted([], default="Reasoned.\n**SUPPORTS**")
+    out_dir = tmp_path / "run"
+    result = runner.invoke(app, ["bench", "--out", str(out_dir), "--method", "cot", "--dataset",
+                                 "fever-mini", "--data-dir", str(tmp_path / "data"),
+                                 "--model", name])
+    assert result.exit_code == 0, result.output
+    claims = dst / "claims.jsonl"
+    report = (out_dir / "report.md").read_text(encoding="utf-8")
+    for text in (report, result.output):
+        assert f"{claims}:2: invalid JSON" in text
+        assert f"{claims}:4: expected a JSON object" in text
+    rows = [json.loads(x) for x in (out_dir / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 3 and len(model.prompts) == 3
+
+
+# ----------------------------------------------------------- parsers: total on any string
+
+ANY_TEXT = st.one_of(
+    st.text(max_size=400),
+    st.builds(lambda a, b: f"{a}{{{b}}}", st.text(max_size=50), st.text(max_size=200)),
+    st.builds(lambda d: json.dumps(d), st.dictionaries(
+        st.sampled_from(["answers", "answer", "explanation", "claims", "verdict", "proceed",
+                         "new_insight", "evidence_gaps", "reason", "justification"]),
+        st.one_of(st.text(max_size=30), st.booleans(), st.none(), st.integers(),
+                  st.lists(st.text(max_size=20), max_size=4)),
+        max_size=8)),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ANY_TEXT)
+def test_madam_answer_lists_parse_to_a_model_or_an_error_text(text: str) -> None:
+    for schema in (AnswerList, AgentAnswer):
+        parsed = parse_json_model(text, schema)
+        assert isinstance(parsed, schema | str)
+        if isinstance(parsed, AnswerList):
+            cleaned = clean_answers(parsed.answers)
+            assert all(isinstance(a, str) and a.strip() for a in cleaned)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ANY_TEXT)
+def test_debate_cv_moderator_output_is_validated_or_rejected(text: str) -> None:
+    decision = parse_json_model(text, ModeratorDecision)
+    assert isinstance(decision, ModeratorDecision | str)
+    if isinstance(decision, ModeratorDecision) and not decision.proceed:
+        assert decision.verdict in ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO", "CONFLICTING")
+    final = parse_json_model(text, FinalVerdict)
+    assert isinstance(final, FinalVerdict | str)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ANY_TEXT)
+def test_mad_fact_clerk_claims_parse_or_fail_typed(text: str) -> None:
+    parsed = parse_json_model(text, ClaimList)
+    assert isinstance(parsed, ClaimList | str)
+    if isinstance(parsed, ClaimList):
+        kept, dropped = keep_checkable(parsed.claims)
+        assert all(isinstance(c, str) for c in kept + dropped)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_jury_opinion_and_confidence_parsers_are_total(text: str) -> None:
+    truth = parse_truth(text)
+    assert truth in ("TRUE", "FALSE") or isinstance(truth, ParseFailure)
+    confidence = parse_confidence(text)
+    assert isinstance(confidence, ParseFailure) or 0.0 <= confidence <= 1.0
+
+
+@given(st.text(max_size=100), st.sampled_from(["TRUE", "FALSE"]))
+def test_a_bold_truth_label_on_the_last_line_is_read(prefix: str, label: str) -> None:
+    text = prefix.replace("TRUE", "").replace("FALSE", "").replace("*", "")
+    assert parse_truth(f"{text}\n**{label}**") == label
