@@ -33,6 +33,19 @@ out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
 
+def _progress_bar() -> Any:
+    """A stderr progress bar with description, bar, done/total and time left."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    return Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err,
+    )
+
+
 def fail(message: str, code: int = 2) -> None:
     """Print a one-line error (secrets redacted) and exit non-zero (no traceback)."""
     from tools.llm import redact
@@ -246,8 +259,6 @@ def index(
     milvus_uri: Annotated[str, typer.Option(help="Milvus server URI; default Milvus Lite.")] = "",
 ) -> None:
     """Build (or rebuild) a retrieval index from your own documents."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
     from tools.corpus import CorpusError, load_documents
     from tools.index import build_index, split_passages
 
@@ -256,13 +267,7 @@ def index(
     except CorpusError as exc:
         fail(str(exc))
     total = len(split_passages(docs))
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=err,
-    ) as progress:
+    with _progress_bar() as progress:
         task = progress.add_task(f"embedding into {collection!r}", total=total)
         count = build_index(
             docs, collection, milvus_uri, progress=lambda n: progress.advance(task, n)
@@ -294,8 +299,6 @@ def bench(
     ] = None,
 ) -> None:
     """Run a method over a labelled dataset; write results.jsonl, metrics.json, report.md."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
     from factdebate.bench import compare_runs, run_bench
     from factdebate.datasets import DatasetError
     from graphs.registry import UnknownMethodError, load_method
@@ -317,13 +320,7 @@ def bench(
         context = parse_settings(set_ or [], context_cls)
         if model:
             context["model"] = model
-        with Progress(
-            "[progress.description]{task.description}",
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-            console=err,
-        ) as bar:
+        with _progress_bar() as bar:
             task = bar.add_task(f"{method} on {dataset}", total=None)
 
             def progress(done: int, total: int, accuracy: float, calls: int, tokens: int) -> None:
