@@ -9,9 +9,9 @@ from langgraph.runtime import Runtime
 
 from graphs.context import Context
 from graphs.state import ClaimInput, DebateOutput, Turn
-from nodes.baselines import ask_label
 from nodes.claims import clean_claim
 from nodes.common import model_for, settings
+from nodes.labelled import ask_label
 from prompts import baselines as prompts
 
 

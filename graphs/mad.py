@@ -15,9 +15,9 @@ from langgraph.runtime import Runtime
 
 from graphs.context import Context
 from graphs.state import ClaimInput, DebateOutput, ErrorRecord, Turn, add_costs
-from nodes.baselines import ask_label
 from nodes.claims import clean_claim
 from nodes.common import model_for, over_budget, settings
+from nodes.labelled import ask_label
 from prompts import baselines as prompts
 from tools.llm import ask
 

@@ -15,10 +15,10 @@ from langgraph.runtime import Runtime
 
 from graphs.context import Context, ToolName
 from graphs.state import ClaimInput, DebateOutput, ErrorRecord, Turn
-from nodes.baselines import ask_label
 from nodes.claims import clean_claim
 from nodes.common import model_for, over_budget, settings, turn_of
 from nodes.evidence_block import render_evidence
+from nodes.labelled import ask_label
 from prompts import baselines as prompts
 from tools.evidence import Evidence
 from tools.llm import redact

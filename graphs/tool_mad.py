@@ -33,7 +33,7 @@ for agent in DEBATERS:
         f"score_{agent}": make_score_node(agent),
     }
     for name, node in chain.items():
-        builder.add_node(name, node)  # type: ignore[call-overload]  # factory-made nodes
+        builder.add_node(name, node)
     names = ["start_round", *chain]
     for source, target in zip(names, names[1:], strict=False):
         builder.add_edge(source, target)

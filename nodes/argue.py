@@ -7,12 +7,11 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graphs.context import ToolMADContext
-from graphs.state import ErrorRecord, ToolMADState, Turn
+from graphs.state import ToolMADState, Turn
 from nodes.common import Node, answer_or_placeholder, model_for, settings, turn_of
 from nodes.evidence_block import render_evidence
-from nodes.parse import ParseFailure, parse_label
+from nodes.labelled import ask_label
 from prompts import tool_mad as prompts
-from tools.llm import ask
 
 
 def make_argue_node(agent: str, opponent: str) -> Node:
@@ -37,7 +36,7 @@ def make_argue_node(agent: str, opponent: str) -> Node:
                 **shared, opponent_answer=answer_or_placeholder(opponent_turn)
             )
         model = await model_for(ctx, "debater")
-        reply = await ask(
+        reply = await ask_label(
             model,
             prompt,
             role="debater",
@@ -47,25 +46,9 @@ def make_argue_node(agent: str, opponent: str) -> Node:
             timeout=ctx.call_timeout_s,
             retries=ctx.model_retries,
         )
-        errors = list(reply.errors)
-        draft["answer"] = reply.text or ""
-        draft["label"] = None
-        if reply.text is not None:
-            label = parse_label(reply.text)
-            if isinstance(label, ParseFailure):
-                errors.append(
-                    ErrorRecord(
-                        round=round_no,
-                        agent=agent,
-                        stage="argue",
-                        kind="parse_error",
-                        message=label.reason,
-                        raw=label.raw[:2000],
-                    )
-                )
-            else:
-                draft["label"] = label
-        return {"drafts": {agent: draft}, "cost": reply.cost, "errors": errors}
+        draft["answer"] = reply.text
+        draft["label"] = reply.label
+        return {"drafts": {agent: draft}, "cost": reply.cost, "errors": reply.errors}
 
     argue.__name__ = f"argue_{agent}"
     return argue

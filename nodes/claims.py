@@ -1,8 +1,11 @@
-"""Validation of user-supplied claims and questions."""
+"""Validation of user-supplied claims, questions and documents."""
 
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
+
+from tools.evidence import Evidence
 
 
 class InputError(ValueError):
@@ -30,3 +33,27 @@ def clean_claim(text: object, max_chars: int = 2000) -> str:
     if len(cleaned) > max_chars:
         raise InputError(f"the claim is {len(cleaned)} characters long; the limit is {max_chars}")
     return cleaned
+
+
+def given_documents(raw: object, what: str = "document") -> list[Evidence]:
+    """Check caller-supplied documents and fill missing optional fields.
+
+    Raises:
+        InputError: not a list, or an item without a ``text`` string.
+    """
+    if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
+        raise InputError(f"{what}s must be a list of documents, got {type(raw).__name__}")
+    docs: list[Evidence] = []
+    for i, item in enumerate(raw, 1):
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+            raise InputError(f"{what} {i} must be an object with a 'text' string")
+        docs.append(
+            Evidence(
+                id=str(item.get("id") or f"given-{i}"),
+                title=str(item.get("title") or ""),
+                text=item["text"],
+                source=str(item.get("source") or "given"),
+                score=float(item.get("score") or 0.0),
+            )
+        )
+    return docs

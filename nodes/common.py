@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import fields
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
@@ -15,7 +15,14 @@ from graphs.state import RoleCost, Turn
 from tools.models import resolve_model
 
 C = TypeVar("C", bound=Context)
-Node = Callable[[Any, Runtime[Any]], Awaitable[dict[str, Any]]]
+
+
+class Node(Protocol):
+    """A node taking the state and the runtime (typed so ``add_node`` accepts factories)."""
+
+    def __call__(self, state: Any, *, runtime: Runtime[Any]) -> Awaitable[dict[str, Any]]:
+        """Run the node."""
+        ...
 
 
 def settings(runtime: Runtime[Any], cls: type[C]) -> C:

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Sequence
-from typing import Any, Literal, Protocol
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
 from graphs.context import DebateCVContext, EvidenceContext
 from graphs.debate_cv_state import DebateCVState
 from graphs.state import ErrorRecord, Turn
-from nodes.claims import InputError, clean_claim
-from nodes.common import answer_or_placeholder, model_for, settings, turn_of
+from nodes.claims import clean_claim, given_documents
+from nodes.common import Node, answer_or_placeholder, model_for, settings, turn_of
 from nodes.evidence_block import render_evidence
 from prompts import debate_cv as prompts
 from tools.evidence import Evidence
@@ -23,35 +23,12 @@ Side = Literal["affirmative", "negative"]
 _CITE_RE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 
 
-class RuntimeNode(Protocol):
-    """A node taking the state and the runtime (typed so ``add_node`` accepts factories)."""
-
-    def __call__(self, state: Any, *, runtime: Runtime[Any]) -> Awaitable[dict[str, Any]]:
-        """Run the node."""
-        ...
-
-
 def given_evidence(raw: object) -> list[Evidence]:
-    """Check user-supplied evidence and fill missing fields; raise InputError when unusable."""
-    if not isinstance(raw, list):
-        raise InputError(f"evidence must be a list of documents, got {type(raw).__name__}")
-    docs: list[Evidence] = []
-    for i, item in enumerate(raw, 1):
-        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
-            raise InputError(f"evidence item {i} must be a mapping with a 'text' string")
-        docs.append(
-            Evidence(
-                id=str(item.get("id") or f"given-{i}"),
-                title=str(item.get("title") or ""),
-                text=item["text"],
-                source=str(item.get("source") or "given"),
-                score=float(item.get("score") or 0.0),
-            )
-        )
-    return docs
+    """User-supplied evidence, checked (see ``given_documents``)."""
+    return given_documents(raw, "evidence item")
 
 
-def make_prepare_node(cls: type[EvidenceContext]) -> RuntimeNode:
+def make_prepare_node(cls: type[EvidenceContext]) -> Node:
     """Node that cleans the claim and fixes the evidence set: given, else retrieved once."""
 
     async def prepare(state: dict[str, Any], runtime: Runtime[Any]) -> dict[str, Any]:
@@ -61,12 +38,23 @@ def make_prepare_node(cls: type[EvidenceContext]) -> RuntimeNode:
         if raw:
             return {"claim": claim, "evidence": given_evidence(raw)}
         try:
-            docs = await retrieve(ctx.evidence_tool, claim, k=ctx.top_k, collection=ctx.collection,
-                                  milvus_uri=ctx.milvus_uri, search_backend_name=ctx.search_backend,
-                                  timeout=ctx.call_timeout_s)
+            docs = await retrieve(
+                ctx.evidence_tool,
+                claim,
+                k=ctx.top_k,
+                collection=ctx.collection,
+                milvus_uri=ctx.milvus_uri,
+                search_backend_name=ctx.search_backend,
+                timeout=ctx.call_timeout_s,
+            )
         except Exception as exc:  # recorded; the method then runs on an empty evidence set
-            error = ErrorRecord(round=0, agent="retriever", stage="retrieve", kind="tool_error",
-                                message=redact(f"{type(exc).__name__}: {exc}"))
+            error = ErrorRecord(
+                round=0,
+                agent="retriever",
+                stage="retrieve",
+                kind="tool_error",
+                message=redact(f"{type(exc).__name__}: {exc}"),
+            )
             return {"claim": claim, "evidence": [], "errors": [error]}
         return {"claim": claim, "evidence": list(docs)}
 
@@ -86,8 +74,11 @@ def cited(answer: str, docs: Sequence[Evidence]) -> list[Evidence]:
 
 def debater_setup(claim: str, docs: Sequence[Evidence], max_doc_chars: int) -> str:
     """Write the part of every debater prompt that sets the scene: rules, claim, documents."""
-    return prompts.DEBATER_SETUP.format(evidence_rules=prompts.EVIDENCE_RULES, claim=claim,
-                                        evidence=render_evidence(docs, max_doc_chars))
+    return prompts.DEBATER_SETUP.format(
+        evidence_rules=prompts.EVIDENCE_RULES,
+        claim=claim,
+        evidence=render_evidence(docs, max_doc_chars),
+    )
 
 
 def debater_prompt(side: Side, state: DebateCVState, round_no: int, setup: str) -> str:
@@ -105,7 +96,7 @@ def debater_prompt(side: Side, state: DebateCVState, round_no: int, setup: str) 
     )
 
 
-def make_debater_node(side: Side) -> RuntimeNode:
+def make_debater_node(side: Side) -> Node:
     """Build the node of one debater; the affirmative opens each round."""
 
     async def debate_turn(
@@ -117,11 +108,25 @@ def make_debater_node(side: Side) -> RuntimeNode:
         setup = debater_setup(state["claim"], docs, ctx.max_doc_chars)
         prompt = debater_prompt(side, state, round_no, setup)
         model = await model_for(ctx, "debater")
-        reply = await ask(model, prompt, role="debater", agent=side, stage="argue",
-                          round_no=round_no, timeout=ctx.call_timeout_s, retries=ctx.model_retries)
+        reply = await ask(
+            model,
+            prompt,
+            role="debater",
+            agent=side,
+            stage="argue",
+            round_no=round_no,
+            timeout=ctx.call_timeout_s,
+            retries=ctx.model_retries,
+        )
         answer = reply.text or ""
-        turn = Turn(round=round_no, agent=side, tool=docs[0]["source"] if docs else "none",
-                    evidence=cited(answer, docs), answer=answer, label=None)
+        turn = Turn(
+            round=round_no,
+            agent=side,
+            tool=docs[0]["source"] if docs else "none",
+            evidence=cited(answer, docs),
+            answer=answer,
+            label=None,
+        )
         update: dict[str, Any] = {"transcript": [turn], "cost": reply.cost, "errors": reply.errors}
         if side == "affirmative":
             update.update(round=round_no, rounds=round_no)

@@ -8,13 +8,12 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graphs.context import ToolMADContext
-from graphs.state import ErrorRecord, ToolMADState, Turn
+from graphs.state import ToolMADState, Turn
 from nodes.common import model_for, settings
 from nodes.evidence_block import render_evidence
-from nodes.parse import ParseFailure, parse_label
+from nodes.labelled import ask_label
 from nodes.rounds import DEBATERS
 from prompts import tool_mad as prompts
-from tools.llm import ask
 
 
 def average(turns: list[Turn], key: str) -> float | None:
@@ -65,7 +64,7 @@ async def judge(state: ToolMADState, runtime: Runtime[ToolMADContext]) -> dict[s
         label_instructions=prompts.LABEL_INSTRUCTIONS,
     )
     model = await model_for(ctx, "judge")
-    reply = await ask(
+    reply = await ask_label(
         model,
         prompt,
         role="judge",
@@ -75,27 +74,10 @@ async def judge(state: ToolMADState, runtime: Runtime[ToolMADContext]) -> dict[s
         timeout=ctx.call_timeout_s,
         retries=ctx.model_retries,
     )
-    errors = list(reply.errors)
-    verdict: str | None = None
-    if reply.text is not None:
-        label = parse_label(reply.text)
-        if isinstance(label, ParseFailure):
-            errors.append(
-                ErrorRecord(
-                    round=state["round"],
-                    agent="judge",
-                    stage="judge",
-                    kind="parse_error",
-                    message=label.reason,
-                    raw=label.raw[:2000],
-                )
-            )
-        else:
-            verdict = label
     return {
-        "verdict": verdict,
-        "justification": reply.text or "",
+        "verdict": reply.label,
+        "justification": reply.text,
         "stop_reason": "round_limit",
         "cost": reply.cost,
-        "errors": errors,
+        "errors": reply.errors,
     }

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from graphs.madam_state import MadamContext, MadamState
 from graphs.state import ErrorRecord
-from nodes.claims import InputError, clean_claim
+from nodes.claims import InputError, clean_claim, given_documents
 from nodes.common import settings
 from tools.evidence import Evidence
 from tools.llm import redact
@@ -25,24 +24,6 @@ def clean_question(text: object, max_chars: int) -> str:
         raise InputError(str(exc).replace("claim", "question")) from None
 
 
-def given_documents(raw: object) -> list[Evidence]:
-    """Validate caller-supplied documents, filling missing optional fields."""
-    if not isinstance(raw, Sequence) or isinstance(raw, (str, bytes)):
-        raise InputError(f"documents must be a list, got {type(raw).__name__}")
-    docs: list[Evidence] = []
-    for i, item in enumerate(raw):
-        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
-            raise InputError(f"document {i} must be an object with a 'text' string")
-        docs.append(Evidence(
-            id=str(item.get("id") or f"doc{i}"),
-            title=str(item.get("title") or ""),
-            text=item["text"],
-            source=str(item.get("source") or "given"),
-            score=float(item.get("score") or 0.0),
-        ))
-    return docs
-
-
 async def _documents(
     state: MadamState, ctx: MadamContext, question: str
 ) -> tuple[list[Evidence], list[ErrorRecord]]:
@@ -51,34 +32,62 @@ async def _documents(
         docs = given_documents(raw)
     else:
         try:
-            docs = await retrieve("rag", question, k=ctx.top_k, collection=ctx.collection,
-                                  milvus_uri=ctx.milvus_uri, timeout=ctx.call_timeout_s)
+            docs = await retrieve(
+                "rag",
+                question,
+                k=ctx.top_k,
+                collection=ctx.collection,
+                milvus_uri=ctx.milvus_uri,
+                timeout=ctx.call_timeout_s,
+            )
         except Exception as exc:  # any backend fault is recorded; the run ends with no answer
-            return [], [ErrorRecord(round=0, agent="retriever", stage="retrieve",
-                                    kind="tool_error",
-                                    message=redact(f"{type(exc).__name__}: {exc}"))]
+            return [], [
+                ErrorRecord(
+                    round=0,
+                    agent="retriever",
+                    stage="retrieve",
+                    kind="tool_error",
+                    message=redact(f"{type(exc).__name__}: {exc}"),
+                )
+            ]
     errors: list[ErrorRecord] = []
     if len(docs) > ctx.max_documents:
-        errors.append(ErrorRecord(
-            round=0, agent="retriever", stage="documents", kind="documents_dropped",
-            message=f"{len(docs)} documents given; kept the first {ctx.max_documents} "
-            "(max_documents)"))
+        errors.append(
+            ErrorRecord(
+                round=0,
+                agent="retriever",
+                stage="documents",
+                kind="documents_dropped",
+                message=f"{len(docs)} documents given; kept the first {ctx.max_documents} "
+                "(max_documents)",
+            )
+        )
         docs = docs[: ctx.max_documents]
     return docs, errors
 
 
 async def _prepare(state: MadamState, ctx: MadamContext, use_documents: bool) -> dict[str, Any]:
     question = clean_question(state.get("question"), ctx.max_claim_chars)
-    update: dict[str, Any] = {"question": question, "round": 1, "rounds": 0,
-                              "run_key": uuid.uuid4().hex, "last_answers": None,
-                              "last_explanation": "", "documents": []}
+    update: dict[str, Any] = {
+        "question": question,
+        "round": 1,
+        "rounds": 0,
+        "run_key": uuid.uuid4().hex,
+        "last_answers": None,
+        "last_explanation": "",
+        "documents": [],
+    }
     if not use_documents:
         return update
     docs, errors = await _documents(state, ctx, question)
     update.update(documents=docs, errors=errors)
     if not docs:
-        update.update(answers=[], verdict=None, stop_reason="no_documents",
-                      justification="No documents were given or retrieved.")
+        update.update(
+            answers=[],
+            verdict=None,
+            stop_reason="no_documents",
+            justification="No documents were given or retrieved.",
+        )
     return update
 
 

@@ -18,8 +18,6 @@ import pytest
 from tests.conftest import REPO
 
 
-
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

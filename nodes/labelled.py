@@ -1,4 +1,4 @@
-"""Helpers shared by the baseline graphs: ask for a labelled answer, record parse failures."""
+"""Ask a model for a labelled answer and read the label; a failure becomes an error record."""
 
 from __future__ import annotations
 
@@ -33,16 +33,31 @@ async def ask_label(
     retries: int = 2,
 ) -> LabelledReply:
     """Ask ``prompt`` and parse the label on the last line; a failure is an error record."""
-    reply = await ask(model, prompt, role=role, agent=agent, stage=stage, round_no=round_no,
-                      timeout=timeout, retries=retries)
+    reply = await ask(
+        model,
+        prompt,
+        role=role,
+        agent=agent,
+        stage=stage,
+        round_no=round_no,
+        timeout=timeout,
+        retries=retries,
+    )
     errors = list(reply.errors)
     label: str | None = None
     if reply.text is not None:
         parsed = parse_label(reply.text)
         if isinstance(parsed, ParseFailure):
-            errors.append(ErrorRecord(round=round_no, agent=agent, stage=stage,
-                                      kind="parse_error", message=parsed.reason,
-                                      raw=parsed.raw[:2000]))
+            errors.append(
+                ErrorRecord(
+                    round=round_no,
+                    agent=agent,
+                    stage=stage,
+                    kind="parse_error",
+                    message=parsed.reason,
+                    raw=parsed.raw[:2000],
+                )
+            )
         else:
             label = parsed
     return LabelledReply(reply.text or "", label, reply.cost, errors)
