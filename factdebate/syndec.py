@@ -144,7 +144,7 @@ async def correct(
     parsed, cost, errors, _ = await ask_with_retry(
         model, prompt, CorrectedJustification, attempts=ctx.moderator_retries + 1,
         role="corrector", agent="corrector", stage="correct", round_no=0,
-        timeout=ctx.call_timeout_s)
+        timeout=ctx.call_timeout_s, retries=ctx.model_retries)
     return (parsed.justification if parsed else None), cost, errors
 
 

@@ -16,8 +16,12 @@ from graphs.debate_cv_state import DebateCVOutput, DebateCVState, EvidenceClaimI
 from nodes.debate_turn import make_debater_node, make_prepare_node
 from nodes.moderator import final_verdict, moderate, route_after_moderator
 
-builder = StateGraph(DebateCVState, context_schema=DebateCVContext,
-                     input_schema=EvidenceClaimInput, output_schema=DebateCVOutput)
+builder = StateGraph(
+    DebateCVState,
+    context_schema=DebateCVContext,
+    input_schema=EvidenceClaimInput,
+    output_schema=DebateCVOutput,
+)
 builder.add_node("prepare", make_prepare_node(DebateCVContext))
 builder.add_node("affirmative", make_debater_node("affirmative"))
 builder.add_node("negative", make_debater_node("negative"))

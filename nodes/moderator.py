@@ -95,6 +95,7 @@ async def ask_with_retry(
     stage: str,
     round_no: int,
     timeout: float,
+    retries: int = 2,
 ) -> tuple[SchemaT | None, dict[str, RoleCost], list[ErrorRecord], bool]:
     """Ask for ``schema`` up to ``attempts`` times; every failure is kept as an error record.
 
@@ -107,8 +108,17 @@ async def ask_with_retry(
     got_text = False
     current = prompt
     for _ in range(max(1, attempts)):
-        parsed, reply = await ask_structured(model, current, schema, role=role, agent=agent,
-                                             stage=stage, round_no=round_no, timeout=timeout)
+        parsed, reply = await ask_structured(
+            model,
+            current,
+            schema,
+            role=role,
+            agent=agent,
+            stage=stage,
+            round_no=round_no,
+            timeout=timeout,
+            retries=retries,
+        )
         cost = add_costs(cost, reply.cost)
         errors.extend(reply.errors)
         got_text = got_text or reply.text is not None
@@ -133,7 +143,8 @@ def render_notes(notes: list[ModeratorNote]) -> str:
 def moderator_setup(state: DebateCVState, ctx: DebateCVContext) -> str:
     """Write the scene the moderator sees every time: rules, claim, documents, verdict criteria."""
     return prompts.MODERATOR_SETUP.format(
-        evidence_rules=prompts.EVIDENCE_RULES, claim=state["claim"],
+        evidence_rules=prompts.EVIDENCE_RULES,
+        claim=state["claim"],
         evidence=render_evidence(state.get("evidence", []), ctx.max_doc_chars),
         criteria=prompts.VERDICT_CRITERIA,
     )
@@ -142,24 +153,40 @@ def moderator_setup(state: DebateCVState, ctx: DebateCVContext) -> str:
 def last_arguments(state: DebateCVState, round_no: int) -> dict[str, str]:
     """Both debaters' arguments of ``round_no`` for quoting."""
     transcript = state.get("transcript", [])
-    return {side: answer_or_placeholder(turn_of(transcript, side, round_no))
-            for side in ("affirmative", "negative")}
+    return {
+        side: answer_or_placeholder(turn_of(transcript, side, round_no))
+        for side in ("affirmative", "negative")
+    }
 
 
 def failure(round_no: int, stage: str, attempts: int, got_text: bool) -> dict[str, Any]:
     """Update for a moderator that gave no valid output: no verdict, an explicit stop reason."""
     reason = "moderator_unparseable" if got_text else "moderator_error"
-    error = ErrorRecord(round=round_no, agent="moderator", stage=stage, kind=reason,
-                        message=f"no valid moderator output after {attempts} attempt(s); "
-                        "no verdict was given")
-    return {"decision": "failed", "verdict": None, "justification": "", "stop_reason": reason,
-            "errors": [error]}
+    error = ErrorRecord(
+        round=round_no,
+        agent="moderator",
+        stage=stage,
+        kind=reason,
+        message=f"no valid moderator output after {attempts} attempt(s); no verdict was given",
+    )
+    return {
+        "decision": "failed",
+        "verdict": None,
+        "justification": "",
+        "stop_reason": reason,
+        "errors": [error],
+    }
 
 
 def moderator_turn(round_no: int, payload: BaseModel, label: str | None) -> Turn:
     """Record the moderator's output as a transcript turn."""
-    return Turn(round=round_no, agent="moderator", evidence=[], label=label,
-                answer=json.dumps(payload.model_dump(), ensure_ascii=False))
+    return Turn(
+        round=round_no,
+        agent="moderator",
+        evidence=[],
+        label=label,
+        answer=json.dumps(payload.model_dump(), ensure_ascii=False),
+    )
 
 
 async def moderate(state: DebateCVState, runtime: Runtime[DebateCVContext]) -> dict[str, Any]:
@@ -168,14 +195,25 @@ async def moderate(state: DebateCVState, runtime: Runtime[DebateCVContext]) -> d
     round_no = state["round"]
     notes = state.get("moderator_notes", [])
     prompt = prompts.MODERATOR_ROUND.format(
-        setup=moderator_setup(state, ctx), notes=render_notes(notes), round_no=round_no,
+        setup=moderator_setup(state, ctx),
+        notes=render_notes(notes),
+        round_no=round_no,
         **last_arguments(state, round_no),
     )
     attempts = ctx.moderator_retries + 1
     model = await model_for(ctx, "judge")
     parsed, cost, errors, got_text = await ask_with_retry(
-        model, prompt, ModeratorDecision, attempts=attempts, role="moderator", agent="moderator",
-        stage="moderate", round_no=round_no, timeout=ctx.call_timeout_s)
+        model,
+        prompt,
+        ModeratorDecision,
+        attempts=attempts,
+        role="moderator",
+        agent="moderator",
+        stage="moderate",
+        round_no=round_no,
+        timeout=ctx.call_timeout_s,
+        retries=ctx.model_retries,
+    )
     if parsed is None:
         update = failure(round_no, "moderate", attempts, got_text)
         update.update(cost=cost, errors=errors + update["errors"])
@@ -184,22 +222,34 @@ async def moderate(state: DebateCVState, runtime: Runtime[DebateCVContext]) -> d
     update = {"moderator_notes": [note], "cost": cost, "errors": errors}
     if not parsed.proceed:
         decision: Decision = "stop"
-        update.update(verdict=parsed.verdict, justification=parsed.justification,
-                      stop_reason="moderator")
+        update.update(
+            verdict=parsed.verdict, justification=parsed.justification, stop_reason="moderator"
+        )
     else:
         decision = "final" if round_no >= ctx.max_rounds else "continue"
     spent = over_budget(add_costs(state.get("cost", {}), cost), ctx)
     if decision in ("continue", "final") and spent:
         # No budget for another round (or the final step): stop without a verdict, keep notes.
         decision = "budget_exhausted"
-        update.update(verdict=None, stop_reason="budget_exhausted",
-                      justification=f"Stopped before a verdict: {spent}.",
-                      errors=[*errors, ErrorRecord(round=round_no, agent="moderator",
-                                                   stage="budget", kind="budget_exhausted",
-                                                   message=spent)])
+        update.update(
+            verdict=None,
+            stop_reason="budget_exhausted",
+            justification=f"Stopped before a verdict: {spent}.",
+            errors=[
+                *errors,
+                ErrorRecord(
+                    round=round_no,
+                    agent="moderator",
+                    stage="budget",
+                    kind="budget_exhausted",
+                    message=spent,
+                ),
+            ],
+        )
     update["decision"] = decision
-    update["transcript"] = [moderator_turn(round_no, parsed, parsed.verdict if decision == "stop"
-                                           else None)]
+    update["transcript"] = [
+        moderator_turn(round_no, parsed, parsed.verdict if decision == "stop" else None)
+    ]
     return update
 
 
@@ -208,21 +258,38 @@ async def final_verdict(state: DebateCVState, runtime: Runtime[DebateCVContext])
     ctx = settings(runtime, DebateCVContext)
     round_no = state["round"]
     prompt = prompts.FINAL_VERDICT.format(
-        setup=moderator_setup(state, ctx), max_rounds=ctx.max_rounds,
-        summary=render_notes(state.get("moderator_notes", [])), **last_arguments(state, round_no),
+        setup=moderator_setup(state, ctx),
+        max_rounds=ctx.max_rounds,
+        summary=render_notes(state.get("moderator_notes", [])),
+        **last_arguments(state, round_no),
     )
     attempts = ctx.moderator_retries + 1
     model = await model_for(ctx, "judge")
     parsed, cost, errors, got_text = await ask_with_retry(
-        model, prompt, FinalVerdict, attempts=attempts, role="moderator", agent="moderator",
-        stage="final_verdict", round_no=round_no, timeout=ctx.call_timeout_s)
+        model,
+        prompt,
+        FinalVerdict,
+        attempts=attempts,
+        role="moderator",
+        agent="moderator",
+        stage="final_verdict",
+        round_no=round_no,
+        timeout=ctx.call_timeout_s,
+        retries=ctx.model_retries,
+    )
     if parsed is None:
         update = failure(round_no, "final_verdict", attempts, got_text)
         update.update(cost=cost, errors=errors + update["errors"])
         return update
-    note = ModeratorNote(round=round_no, new_insight="", evidence_gaps="", proceed=False,
-                         reason="round limit reached", verdict=parsed.verdict,
-                         justification=parsed.justification)
+    note = ModeratorNote(
+        round=round_no,
+        new_insight="",
+        evidence_gaps="",
+        proceed=False,
+        reason="round limit reached",
+        verdict=parsed.verdict,
+        justification=parsed.justification,
+    )
     return {
         "verdict": parsed.verdict,
         "justification": parsed.justification,
