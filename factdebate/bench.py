@@ -1,8 +1,9 @@
-"""Benchmark harness: run a method over a claim dataset concurrently, resumably, and report.
+"""Benchmark harness: run a method over a claim or question dataset concurrently and resumably.
 
 Each finished item is appended to ``results.jsonl`` at once (flushed), so an interrupted run
-resumes where it stopped; ``metrics.json``, ``report.md`` and ``confusion.png`` are written
-at the end. With ``server_url`` every item is sent as a run to a LangGraph server instead.
+resumes where it stopped; ``metrics.json``, ``report.md`` and (for labels) ``confusion.png``
+are written at the end. With ``server_url`` every item is sent as a run to a LangGraph server
+instead. Claim datasets are scored as labels; question datasets (RAMDocs) as answer lists.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from factdebate.answers import answer_scores
 from factdebate.api import input_keys
-from factdebate.bench_report import FAILED, compare_runs, write_summary
+from factdebate.bench_report import ANSWERS, FAILED, LABEL_TASK, compare_runs, write_summary
 from factdebate.datasets import (
     CONFLICTING,
     DATASETS,
@@ -27,6 +29,7 @@ from factdebate.datasets import (
     AtomicClaimItem,
     ClaimItem,
     DatasetError,
+    QAItem,
     load_fever_mini_corpus,
     load_scifact_corpus,
     sample,
@@ -34,11 +37,20 @@ from factdebate.datasets import (
 from tools.evidence import Evidence
 from tools.llm import redact
 
-__all__ = ["BenchItem", "compare_runs", "load_items", "read_results", "run_bench", "arun_bench"]
+__all__ = [
+    "BenchItem",
+    "arun_bench",
+    "compare_runs",
+    "dataset_task",
+    "load_items",
+    "read_results",
+    "run_bench",
+]
 
 Progress = Callable[[int, int, float, int, int], None]
 """Called as ``(done, total, running accuracy, llm calls, tokens)`` after each item (and once
-at the start, with the items already done when resuming)."""
+at the start, with the items already done when resuming). For answer datasets the running
+accuracy is the strict exact match."""
 
 CORPORA: dict[str, Callable[..., list[Evidence]]] = {
     # dataset -> loader of its retrieval corpus (taking the dataset folder)
@@ -46,18 +58,60 @@ CORPORA: dict[str, Callable[..., list[Evidence]]] = {
     "fever-mini": load_fever_mini_corpus,
 }
 NO_RETRIEVAL = {"cot", "mad"}
+ANSWER_DATASETS = {"ramdocs"}  # scored as answer lists, run by question methods
+INPUT_KIND = {LABEL_TASK: "claim", ANSWERS: "question"}  # task -> MethodSpec.input_kind
+TEXT_KEYS = ("claim", "question")  # always sent; other input keys only when the graph takes them
 RESULTS = "results.jsonl"
 RUN_FILE = "run.json"
 
 
 @dataclass
 class BenchItem:
-    """One claim to verify with its gold label (canonical 3- or 4-way label)."""
+    """One dataset item: the graph input, the gold and any extra fields for its result row.
+
+    Attributes:
+        id: Dataset-stable identifier.
+        inputs: Graph input (``claim`` + ``evidence`` or ``question`` + ``documents``); keys
+            other than the text are sent only to graphs whose input schema takes them.
+        gold: A canonical label (claims) or the list of correct answers (questions).
+        extra: Copied into the result row (``wrong``: the misinformation answers).
+
+    """
 
     id: str
-    claim: str
-    gold: str
-    evidence: list[Evidence] = field(default_factory=list)
+    inputs: dict[str, Any]
+    gold: Any
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def dataset_task(dataset: str) -> str:
+    """How a dataset is scored: ``labels`` (claims) or ``answers`` (questions)."""
+    return ANSWERS if dataset in ANSWER_DATASETS else LABEL_TASK
+
+
+def check_method_fits(method: str, dataset: str) -> None:
+    """Raise DatasetError when the method takes another kind of input than the dataset holds."""
+    from graphs.registry import METHODS, UnknownMethodError
+
+    if method not in METHODS:
+        raise UnknownMethodError(method)
+    task = dataset_task(dataset)
+    wanted, takes = INPUT_KIND[task], METHODS[method].input_kind
+    if takes != wanted:
+        fitting = sorted(m for m, spec in METHODS.items() if spec.input_kind == wanted)
+        raise DatasetError(
+            f"{method} takes {takes}s but {dataset} holds {wanted}s (scored as {task}); "
+            f"use one of: {', '.join(fitting)}"
+        )
+
+
+def _claim(id_: str, claim: str, gold: str, evidence: list[Evidence]) -> BenchItem:
+    return BenchItem(id_, {"claim": claim, "evidence": evidence}, gold)
+
+
+def _question(raw: QAItem) -> BenchItem:
+    inputs = {"question": raw.question, "documents": list(raw.documents)}
+    return BenchItem(raw.id, inputs, list(raw.gold_answers), {"wrong": list(raw.wrong_answers)})
 
 
 def load_items(
@@ -67,7 +121,7 @@ def load_items(
     seed: int,
     issues: list[str] | None = None,
 ) -> tuple[list[BenchItem], tuple[str, ...]]:
-    """Load a claim dataset's items (a seeded sample of ``limit``) and its label set.
+    """Load a dataset's items (a seeded sample of ``limit``) and its label set (empty: answers).
 
     True/false datasets (factcheck-bench, factool-qa) map true -> SUPPORTS, false -> REFUTES.
     ``data_dir`` is the shared datasets root (the dataset's own sub-folder is appended).
@@ -82,18 +136,20 @@ def load_items(
     items: list[BenchItem] = []
     for raw in sample(loaded.items, limit, seed):
         if isinstance(raw, ClaimItem):
-            items.append(BenchItem(raw.id, raw.claim, raw.label, list(raw.evidence)))
+            items.append(_claim(raw.id, raw.claim, raw.label, list(raw.evidence)))
         elif isinstance(raw, AtomicClaimItem):
-            items.append(
-                BenchItem(raw.id, raw.claim, SUPPORTS if raw.label else REFUTES, list(raw.evidence))
-            )
+            gold = SUPPORTS if raw.label else REFUTES
+            items.append(_claim(raw.id, raw.claim, gold, list(raw.evidence)))
+        elif isinstance(raw, QAItem) and dataset_task(dataset) == ANSWERS:
+            items.append(_question(raw))
         else:
             raise DatasetError(
-                f"{dataset} holds {type(raw).__name__} items, not claims: the "
-                "claim benchmark cannot score it"
+                f"{dataset} holds {type(raw).__name__} items: the benchmark cannot score them"
             )
     if not items:
         raise DatasetError(f"{dataset}: no items to run")
+    if dataset_task(dataset) == ANSWERS:
+        return items, ()
     labels = LABELS if any(i.gold == CONFLICTING for i in items) else THREE_WAY
     return items, labels
 
@@ -184,11 +240,19 @@ def collection_name(dataset: str) -> str:
     return dataset.replace("-", "_")
 
 
-def _row(item: BenchItem, out: dict[str, Any], latency: float) -> dict[str, Any]:
+def _prediction(out: dict[str, Any], task: str) -> Any:
+    if task == ANSWERS:
+        answers = out.get("answers")
+        return list(answers) if isinstance(answers, list) else None
+    return out.get("verdict")
+
+
+def _row(item: BenchItem, out: dict[str, Any], latency: float, task: str) -> dict[str, Any]:
     return {
         "id": item.id,
         "gold": item.gold,
-        "prediction": out.get("verdict"),
+        **item.extra,
+        "prediction": _prediction(out, task),
         "stop_reason": out.get("stop_reason"),
         "rounds": out.get("rounds"),
         "cost": out.get("cost") or {},
@@ -202,6 +266,7 @@ def _failed_row(item: BenchItem, exc: BaseException, latency: float) -> dict[str
     return {
         "id": item.id,
         "gold": item.gold,
+        **item.extra,
         "prediction": None,
         "stop_reason": FAILED,
         "rounds": 0,
@@ -209,6 +274,18 @@ def _failed_row(item: BenchItem, exc: BaseException, latency: float) -> dict[str
         "latency_s": round(latency, 4),
         "errors": [{"kind": "exception", "stage": "run", "message": message}],
     }
+
+
+def _correct(row: dict[str, Any], task: str) -> float:
+    """1.0 for a right item: the gold label, or (answers) a strict exact match."""
+    if task == ANSWERS:
+        scores = answer_scores(row.get("prediction") or [], row["gold"], row.get("wrong") or [])
+        return scores["exact_match"]
+    return float(row.get("prediction") == row["gold"])
+
+
+def _graph_input(item: BenchItem, accepted: set[str]) -> dict[str, Any]:
+    return {k: v for k, v in item.inputs.items() if k in TEXT_KEYS or k in accepted}
 
 
 def _check_same_run(out_dir: Path, run: dict[str, Any]) -> None:
@@ -243,7 +320,9 @@ async def arun_bench(
 
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    check_method_fits(method, dataset)
     graph, context_cls = load_method(method)
+    task = dataset_task(dataset)
     issues: list[str] = []
     items, labels = load_items(dataset, data_dir, limit, seed, issues)
     settings = dict(context or {})
@@ -269,12 +348,12 @@ async def arun_bench(
     rows = [r for r in read_results(out_dir / RESULTS) if str(r["id"]) in wanted]
     done_ids = {str(r["id"]) for r in rows}
     todo = [i for i in items if i.id not in done_ids]
-    wants_evidence = "evidence" in input_keys(graph)
+    accepted = input_keys(graph)
     invoke = _server_invoker(server_url, method) if server_url else _local_invoker(graph)
     ctx_obj = None if server_url else context_cls(**settings)
 
-    stats = {
-        "correct": sum(r.get("prediction") == r["gold"] for r in rows),
+    stats: dict[str, float] = {
+        "correct": sum(_correct(r, task) for r in rows),
         "calls": sum(int((r.get("cost") or {}).get("total", {}).get("llm_calls", 0)) for r in rows),
         "tokens": sum(_tokens(r) for r in rows),
     }
@@ -285,8 +364,8 @@ async def arun_bench(
                 len(rows),
                 len(items),
                 stats["correct"] / max(1, len(rows)),
-                stats["calls"],
-                stats["tokens"],
+                int(stats["calls"]),
+                int(stats["tokens"]),
             )
 
     report()
@@ -295,20 +374,18 @@ async def arun_bench(
     with (out_dir / RESULTS).open("a", encoding="utf-8") as sink:
 
         async def one(item: BenchItem) -> None:
-            payload: dict[str, Any] = {"claim": item.claim}
-            if wants_evidence:
-                payload["evidence"] = item.evidence
+            payload = _graph_input(item, accepted)
             async with semaphore:
                 t0 = time.perf_counter()
                 try:
                     out = await invoke(payload, ctx_obj if ctx_obj is not None else settings)
-                    row = _row(item, out, time.perf_counter() - t0)
+                    row = _row(item, out, time.perf_counter() - t0, task)
                 except Exception as exc:  # one failing item must not stop the run
                     row = _failed_row(item, exc, time.perf_counter() - t0)
             sink.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
             sink.flush()
             rows.append(row)
-            stats["correct"] += row["prediction"] == row["gold"]
+            stats["correct"] += _correct(row, task)
             stats["calls"] += int(row["cost"].get("total", {}).get("llm_calls", 0))
             stats["tokens"] += _tokens(row)
             report()
@@ -317,9 +394,10 @@ async def arun_bench(
     run["wall_s"] = round(time.perf_counter() - started, 3)
     run["load_issues"] = issues
     run["resumed_items"] = len(done_ids)
+    run["task"] = task
     order = {i.id: n for n, i in enumerate(items)}
     rows.sort(key=lambda r: order[str(r["id"])])
-    return await asyncio.to_thread(write_summary, out_dir, rows, labels, run)
+    return await asyncio.to_thread(write_summary, out_dir, rows, labels, run, task)
 
 
 def _tokens(row: dict[str, Any]) -> int:
@@ -371,7 +449,9 @@ def run_bench(
 
     Args:
         method: Registered method name (``graphs.registry.METHODS``).
-        dataset: Claim dataset name (``factdebate.datasets.DATASETS``).
+        dataset: Dataset name (``factdebate.datasets.DATASETS``); claim datasets need a claim
+            method and are scored as labels, ``ramdocs`` needs a question method (MADAM-RAG and
+            its baselines) and is scored by strict exact match and answer precision/recall/F1.
         out_dir: Run directory; an existing one with the same settings is resumed.
         data_dir: Shared datasets root (default ``../shared/datasets`` or $FACTDEBATE_DATASETS).
         limit: Seeded random sample of this many items (None = all).
@@ -383,6 +463,9 @@ def run_bench(
 
     Returns:
         The metrics dict also written to ``metrics.json``.
+
+    Raises:
+        DatasetError: unknown or unusable dataset, or a method taking another kind of input.
 
     """
     return asyncio.run(

@@ -9,9 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from factdebate.answers import answer_scores, mean_answer_scores
 from factdebate.metrics import UNPARSED, label_metrics
 
 FAILED = "error"  # stop_reason of an item whose run raised
+LABEL_TASK = "labels"  # claim datasets: one gold label per item
+ANSWERS = "answers"  # question datasets: gold (and wrong) answer lists per item
 
 
 def _percentile(values: Sequence[float], q: float) -> float:
@@ -53,14 +56,11 @@ def latency_summary(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
     }
 
 
-def compute_metrics(rows: Sequence[dict[str, Any]], labels: Sequence[str]) -> dict[str, Any]:
-    """Label metrics plus cost, latency, stop reasons and error kinds of a run's rows."""
-    scored = label_metrics([r["gold"] for r in rows], [r.get("prediction") for r in rows], labels)
+def run_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Failures, budget stops, error kinds, stop reasons, rounds, cost and latency of a run."""
     kinds = Counter(e.get("kind", "?") for r in rows for e in (r.get("errors") or []))
     rounds = [int(r["rounds"]) for r in rows if isinstance(r.get("rounds"), int)]
     return {
-        **scored,
-        "labels": list(labels),
         "failed": sum(r.get("stop_reason") == FAILED for r in rows),
         "budget_exhausted": sum(r.get("stop_reason") == "budget_exhausted" for r in rows),
         "items_with_errors": sum(bool(r.get("errors")) for r in rows),
@@ -69,6 +69,34 @@ def compute_metrics(rows: Sequence[dict[str, Any]], labels: Sequence[str]) -> di
         "mean_rounds": statistics.fmean(rounds) if rounds else 0.0,
         "cost": cost_summary(rows),
         "latency": latency_summary(rows),
+    }
+
+
+def compute_metrics(rows: Sequence[dict[str, Any]], labels: Sequence[str]) -> dict[str, Any]:
+    """Label metrics plus cost, latency, stop reasons and error kinds of a run's rows."""
+    scored = label_metrics([r["gold"] for r in rows], [r.get("prediction") for r in rows], labels)
+    return {"task": LABEL_TASK, **scored, "labels": list(labels), **run_summary(rows)}
+
+
+def compute_answer_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Mean strict exact match and answer precision/recall/F1, plus the run summary.
+
+    A row's ``prediction`` is its answer list (None when the run failed: scored as no answer),
+    ``gold`` the correct answers and ``wrong`` the misinformation answers.
+    """
+    per_item = [
+        answer_scores(r.get("prediction") or [], r["gold"], r.get("wrong") or []) for r in rows
+    ]
+    means = mean_answer_scores(per_item)
+    return {
+        "task": ANSWERS,
+        "n": len(rows),
+        "exact_match": means["exact_match"],
+        "precision": means["precision"],
+        "recall": means["recall"],
+        "f1": means["f1"],
+        "unanswered": sum(r.get("prediction") is None for r in rows),
+        **run_summary(rows),
     }
 
 
@@ -114,18 +142,21 @@ def _issue_lines(issues: Sequence[str], shown: int = 20) -> list[str]:
     return [*lines, ""]
 
 
-def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
-    """Markdown report of one run."""
-    cost, lat = metrics["cost"], metrics["latency"]
-    labels = metrics["labels"]
-    columns = [*labels, UNPARSED]
-    lines = [
+def _header(metrics: dict[str, Any], run: dict[str, Any]) -> list[str]:
+    return [
         f"# {run['method']} on {run['dataset']}",
         "",
         f"Items: {metrics['n']} (limit {run.get('limit')}, seed {run.get('seed')}); "
         f"settings: `{json.dumps(run.get('context', {}), sort_keys=True)}`"
         + (f"; server {run['server_url']}" if run.get("server_url") else ""),
         "",
+    ]
+
+
+def _label_lines(metrics: dict[str, Any]) -> list[str]:
+    labels = metrics["labels"]
+    columns = [*labels, UNPARSED]
+    return [
         "| accuracy | macro-F1 | unparsed | failed runs | items with errors | mean rounds |",
         "|---:|---:|---:|---:|---:|---:|",
         f"| {_pct(metrics['accuracy'])} | {_pct(metrics['macro_f1'])} | {metrics['unparsed']} | "
@@ -147,6 +178,32 @@ def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
         "",
         "![confusion matrix](confusion.png)",
         "",
+    ]
+
+
+def _answer_lines(metrics: dict[str, Any]) -> list[str]:
+    return [
+        "| strict EM | answer precision | answer recall | answer F1 | unanswered | failed runs "
+        "| items with errors | mean rounds |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        f"| {_pct(metrics['exact_match'])} | {_pct(metrics['precision'])} | "
+        f"{_pct(metrics['recall'])} | {_pct(metrics['f1'])} | {metrics['unanswered']} | "
+        f"{metrics['failed']} | {metrics['items_with_errors']} | {metrics['mean_rounds']:.2f} |",
+        "",
+        "Strict EM: every gold answer found and no misinformation answer given. Precision: "
+        "share of predicted answers that are correct; recall: share of gold answers found "
+        "(means over items).",
+        "",
+    ]
+
+
+def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
+    """Markdown report of one run (label or answer metrics by ``metrics["task"]``)."""
+    cost, lat = metrics["cost"], metrics["latency"]
+    scores = _answer_lines(metrics) if metrics.get("task") == ANSWERS else _label_lines(metrics)
+    lines = [
+        *_header(metrics, run),
+        *scores,
         "## Cost",
         "",
         f"LLM calls {cost['llm_calls']} ({cost['per_item']['llm_calls']:.1f} per item), "
@@ -181,34 +238,57 @@ def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
 
 
 def write_summary(out_dir: Path, rows: Sequence[dict[str, Any]], labels: Sequence[str],
-                  run: dict[str, Any]) -> dict[str, Any]:
-    """Write metrics.json, report.md and confusion.png; return the metrics."""
-    metrics = compute_metrics(rows, labels)
+                  run: dict[str, Any], task: str = LABEL_TASK) -> dict[str, Any]:
+    """Write metrics.json, report.md and (labels only) confusion.png; return the metrics."""
+    metrics = compute_answer_metrics(rows) if task == ANSWERS else compute_metrics(rows, labels)
     metrics["run"] = run
     (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str) + "\n",
                                           encoding="utf-8")
-    plot_confusion(metrics, out_dir / "confusion.png", f"{run['method']} on {run['dataset']}")
+    if task != ANSWERS:
+        plot_confusion(metrics, out_dir / "confusion.png", f"{run['method']} on {run['dataset']}")
     (out_dir / "report.md").write_text(render_report(metrics, run), encoding="utf-8")
     return metrics
 
 
+_COMPARE_HEADERS = {
+    LABEL_TASK: ("accuracy", "macro-F1", "unparsed"),
+    ANSWERS: ("strict EM", "answer F1", "unanswered"),
+}
+
+
+def _scores(m: dict[str, Any]) -> str:
+    if m.get("task") == ANSWERS:
+        return f"{_pct(m['exact_match'])} | {_pct(m['f1'])} | {m['unanswered']}"
+    return f"{_pct(m['accuracy'])} | {_pct(m['macro_f1'])} | {m['unparsed']}"
+
+
 def compare_runs(dirs: Sequence[Path]) -> str:
-    """Side-by-side Markdown table of several runs' metrics.json."""
-    header = ("| run | method | dataset | n | accuracy | macro-F1 | unparsed | failed | "
-              "calls/item | tokens/item | latency mean s |")
-    lines = [header, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    datasets = set()
+    """Side-by-side Markdown table of several runs' metrics.json (all label or all answer runs).
+
+    Raises:
+        FileNotFoundError: a directory without metrics.json.
+        ValueError: label runs mixed with answer runs (their scores are not comparable).
+    """
+    loaded = []
     for directory in dirs:
         path = Path(directory) / "metrics.json"
         if not path.is_file():
             raise FileNotFoundError(f"no metrics.json in {directory}: run the benchmark first")
-        m = json.loads(path.read_text(encoding="utf-8"))
+        loaded.append((Path(directory), json.loads(path.read_text(encoding="utf-8"))))
+    tasks = {m.get("task", LABEL_TASK) for _, m in loaded}
+    if len(tasks) > 1:
+        raise ValueError("cannot compare label runs (claims) with answer runs (questions)")
+    task = tasks.pop() if tasks else LABEL_TASK
+    header = (f"| run | method | dataset | n | {' | '.join(_COMPARE_HEADERS[task])} | failed | "
+              "calls/item | tokens/item | latency mean s |")
+    lines = [header, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    datasets = set()
+    for directory, m in loaded:
         run, cost = m.get("run", {}), m["cost"]["per_item"]
         datasets.add((run.get("dataset"), run.get("limit"), run.get("seed")))
         lines.append(
-            f"| {Path(directory).name} | {run.get('method')} | {run.get('dataset')} | {m['n']} | "
-            f"{_pct(m['accuracy'])} | {_pct(m['macro_f1'])} | {m['unparsed']} | "
-            f"{m.get('failed', 0)} | {cost['llm_calls']:.1f} | "
+            f"| {directory.name} | {run.get('method')} | {run.get('dataset')} | {m['n']} | "
+            f"{_scores(m)} | {m.get('failed', 0)} | {cost['llm_calls']:.1f} | "
             f"{cost['input_tokens'] + cost['output_tokens']:.0f} | "
             f"{m['latency']['mean_s']:.2f} |"
         )

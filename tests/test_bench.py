@@ -271,3 +271,120 @@ def test_server_mode_against_langgraph_dev(tmp_path: Path) -> None:
     assert m["accuracy"] == pytest.approx(2 / 3)
     assert all(r["cost"]["total"]["llm_calls"] == 1 for r in rows)
     assert json.loads((tmp_path / "run" / "run.json").read_text())["server_url"] == url
+
+
+# --------------------------------------------------------------------------- answers (RAMDocs)
+
+
+def ramdocs_items(limit: int = 3) -> list[Any]:
+    from factdebate.bench import load_items
+    from factdebate.datasets import DatasetError, datasets_root
+
+    try:
+        items, labels = load_items("ramdocs", None, limit, 0)
+    except DatasetError as exc:
+        pytest.skip(f"RAMDocs not found under {datasets_root()}: {exc}")
+    assert labels == ()
+    return items
+
+
+def ramdocs_model(scripted, items: list[Any]) -> tuple[str, ScriptedChatModel, list[list[str]]]:
+    """Aggregator answers: all gold (item 0), one gold + one wrong (1), a made-up one (2)."""
+    first = items[0].gold
+    second = [items[1].gold[0], *items[1].extra["wrong"][:1]]
+    predicted = [first, second, ["Atlantis Fictional Answer"]]
+    by_question = {i.inputs["question"]: p for i, p in zip(items, predicted, strict=True)}
+
+    def aggregator(prompt: str) -> str:
+        answers = next(p for q, p in by_question.items() if q in prompt)
+        return json.dumps({"answers": answers, "explanation": "scripted"})
+
+    name, model = scripted(
+        [("AnswerList", aggregator)],
+        default=json.dumps({"answer": "unknown", "explanation": "my document says so"}),
+    )
+    return name, model, predicted
+
+
+def test_ramdocs_run_scores_answers_and_resumes(tmp_path: Path, scripted) -> None:
+    from factdebate.answers import answer_scores
+
+    items = ramdocs_items()
+    name, model, predicted = ramdocs_model(scripted, items)
+    seen: list[tuple[int, int, float, int, int]] = []
+    out = tmp_path / "run"
+
+    def go() -> dict[str, Any]:
+        return run_bench("madam-rag", "ramdocs", out, data_dir=None, limit=3, seed=0,
+                         concurrency=2, context={"model": name, "max_rounds": 1},
+                         progress=lambda *a: seen.append(a))
+
+    m = go()
+    hand = [answer_scores(p, i.gold, i.extra["wrong"]) for p, i in zip(predicted, items,
+                                                                       strict=True)]
+    assert [h["exact_match"] for h in hand] == [1.0, 0.0, 0.0]  # all gold / misled / wrong
+    for key in ("exact_match", "precision", "recall", "f1"):
+        assert m[key] == pytest.approx(sum(h[key] for h in hand) / 3), key
+    assert m["task"] == "answers" and m["n"] == 3 and m["failed"] == 0
+    assert m["stop_reasons"] == {"round_limit": 3} and m["cost"]["per_role"]["aggregator"]
+    assert seen[-1][:3] == (3, 3, pytest.approx(1 / 3))  # progress shows running strict EM
+    rows = {r["id"]: r for r in read_results(out / "results.jsonl")}
+    for item, answers in zip(items, predicted, strict=True):
+        row = rows[item.id]
+        assert row["prediction"] == answers and row["gold"] == item.gold
+        assert row["wrong"] == item.extra["wrong"]
+    first_doc = items[0].inputs["documents"][0]["text"][:60]
+    assert any(first_doc in p for p in model.prompts), "the item's documents reach the agents"
+    assert not (out / "confusion.png").exists()
+    report = (out / "report.md").read_text()
+    assert "| strict EM | answer precision | answer recall | answer F1 |" in report
+    assert f"| {100 * m['exact_match']:.1f} | {100 * m['precision']:.1f} |" in report
+    assert "Confusion" not in report
+    assert "| strict EM | answer F1 |" in compare_runs([out])
+
+    # resume: drop two finished rows; only those two items run again, metrics unchanged
+    lines = (out / "results.jsonl").read_text().splitlines()
+    (out / "results.jsonl").write_text(lines[0] + "\n")
+    model.prompts.clear()
+    again = go()
+    assert model.calls_with("AnswerList") == 2
+    assert again["run"]["resumed_items"] == 1
+    for key in ("exact_match", "precision", "recall", "f1"):
+        assert again[key] == pytest.approx(m[key])
+    assert len(read_results(out / "results.jsonl")) == 3
+
+
+def test_method_and_dataset_kinds_must_match(tmp_path: Path, scripted) -> None:
+    from factdebate.datasets import DatasetError
+
+    name, model = scripted([], default="x")
+    data = make_data(tmp_path / "data", "SR")
+    with pytest.raises(DatasetError, match="madam-rag takes questions but fever-mini holds claims"):
+        run_bench("madam-rag", "fever-mini", tmp_path / "a", data_dir=data, limit=None, seed=0,
+                  concurrency=1, context={"model": name})
+    with pytest.raises(DatasetError, match="cot takes claims but ramdocs holds questions"):
+        run_bench("cot", "ramdocs", tmp_path / "b", data_dir=None, limit=1, seed=0,
+                  concurrency=1, context={"model": name})
+    with pytest.raises(DatasetError, match="mad-fact takes answers"):
+        run_bench("mad-fact", "fever-mini", tmp_path / "c", data_dir=data, limit=None, seed=0,
+                  concurrency=1, context={"model": name})
+    assert model.prompts == [] and not (tmp_path / "a").exists()
+
+
+def test_compare_refuses_label_and_answer_runs_together(tmp_path: Path) -> None:
+    for name, task in (("labels", "labels"), ("answers", "answers")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "metrics.json").write_text(json.dumps({"task": task}))
+    with pytest.raises(ValueError, match="cannot compare"):
+        compare_runs([tmp_path / "labels", tmp_path / "answers"])
+
+
+def test_cli_bench_names_the_mismatch(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from factdebate.cli import app
+
+    result = CliRunner().invoke(app, ["bench", "--method", "cot", "--dataset", "ramdocs",
+                                      "--out", str(tmp_path / "x")])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "cot takes claims but ramdocs holds questions" in result.output
