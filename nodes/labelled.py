@@ -8,6 +8,7 @@ from langchain_core.language_models import BaseChatModel
 
 from graphs.state import ErrorRecord, RoleCost
 from nodes.parse import ParseFailure, parse_label
+from prompts.common import LABELS_3
 from tools.llm import ask
 
 
@@ -31,8 +32,16 @@ async def ask_label(
     round_no: int,
     timeout: float,
     retries: int = 2,
+    labels: tuple[str, ...] = LABELS_3,
 ) -> LabelledReply:
-    """Ask ``prompt`` and parse the label on the last line; a failure is an error record."""
+    """Ask ``prompt`` and parse the label on the last line; a failure is an error record.
+
+    The embedded local model is held to that format by a grammar (see ``label_grammar``).
+    """
+    from tools.local_llm import LocalChatModel, label_grammar
+
+    if isinstance(model, LocalChatModel):
+        model = model.bind(grammar=label_grammar(labels))  # type: ignore[assignment]
     reply = await ask(
         model,
         prompt,
@@ -46,7 +55,7 @@ async def ask_label(
     errors = list(reply.errors)
     label: str | None = None
     if reply.text is not None:
-        parsed = parse_label(reply.text)
+        parsed = parse_label(reply.text, labels)
         if isinstance(parsed, ParseFailure):
             errors.append(
                 ErrorRecord(

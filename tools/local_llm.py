@@ -6,6 +6,7 @@ import atexit
 import importlib.util
 import os
 import threading
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -66,3 +67,21 @@ def load_local_model(temperature: float = 0.0, max_tokens: int = 512) -> LocalCh
     # Free llama.cpp before interpreter teardown (its __del__ fails once modules are gone).
     atexit.register(model.client.close)
     return model
+
+
+@cache
+def label_grammar(labels: tuple[str, ...]) -> Any:
+    """llama.cpp grammar: one line of reasoning, then exactly one bold label on its own line.
+
+    The tiny embedded model rarely follows the label-on-the-last-line instruction; this
+    constrains the format only, the model still chooses the label.
+    """
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    choices = " | ".join(f'"{label}"' for label in labels)
+    rules = (
+        'root ::= reason "\\n**" label "**"\n'
+        "reason ::= [^\\n*] [^\\n*]{0,600}\n"
+        f"label ::= {choices}\n"
+    )
+    return LlamaGrammar.from_string(rules, verbose=False)
