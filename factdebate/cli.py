@@ -298,8 +298,8 @@ def bench(
         list[Path] | None, typer.Argument(help="Run directories for --compare.")
     ] = None,
 ) -> None:
-    """Run a method over a labelled dataset; write results.jsonl, metrics.json, report.md."""
-    from factdebate.bench import compare_runs, run_bench
+    """Run a method over a labelled claim or question dataset; write results and reports."""
+    from factdebate.bench import compare_runs, dataset_task, run_bench
     from factdebate.datasets import DatasetError
     from graphs.registry import UnknownMethodError, load_method
     from tools.models import ModelConfigError
@@ -320,6 +320,7 @@ def bench(
         context = parse_settings(set_ or [], context_cls)
         if model:
             context["model"] = model
+        score = "EM" if dataset_task(dataset) == "answers" else "acc"
         with _progress_bar() as bar:
             task = bar.add_task(f"{method} on {dataset}", total=None)
 
@@ -329,7 +330,7 @@ def bench(
                     completed=done,
                     total=total,
                     description=(
-                        f"{method} on {dataset} · acc {accuracy:.1%} · {calls} calls · {tokens} tok"
+                        f"{method} on {dataset} · {score} {accuracy:.1%} · {calls} calls · {tokens} tok"
                     ),
                 )
 
