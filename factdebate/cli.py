@@ -330,7 +330,8 @@ def bench(
                     completed=done,
                     total=total,
                     description=(
-                        f"{method} on {dataset} · {score} {accuracy:.1%} · {calls} calls · {tokens} tok"
+                        f"{method} on {dataset} · {score} {accuracy:.1%} · "
+                        f"{calls} calls · {tokens} tok"
                     ),
                 )
 
