@@ -297,6 +297,11 @@ def bench(
     runs: Annotated[
         list[Path] | None, typer.Argument(help="Run directories for --compare.")
     ] = None,
+    langsmith_experiment: Annotated[
+        str | None,
+        typer.Option(help="Also push the run to LangSmith as this experiment (needs "
+                     "LANGSMITH_API_KEY)."),
+    ] = None,
 ) -> None:
     """Run a method over a labelled claim or question dataset; write results and reports."""
     from factdebate.bench import compare_runs, dataset_task, run_bench
@@ -316,6 +321,10 @@ def bench(
         fail("--out RUN_DIR is required")
     assert out_dir is not None
     try:
+        if langsmith_experiment is not None:
+            from factdebate.langsmith_export import require_api_key
+
+            require_api_key()
         _, context_cls = load_method(method)
         context = parse_settings(set_ or [], context_cls)
         if model:
@@ -353,6 +362,15 @@ def bench(
     for issue in metrics.get("run", {}).get("load_issues") or []:
         err.print(f"skipped malformed record: {issue}", markup=False, soft_wrap=True)
     out.print((out_dir / "report.md").read_text(encoding="utf-8"), markup=False)
+    if langsmith_experiment is not None:
+        from factdebate.langsmith_export import push_run
+
+        try:
+            pushed = push_run(out_dir, experiment=langsmith_experiment)
+        except Exception as exc:  # any SDK or network error: one line, results stay on disk
+            fail(f"LangSmith export failed: {type(exc).__name__}: {exc}".splitlines()[0])
+        out.print(f"LangSmith experiment {pushed['experiment']}: {pushed['items']} items pushed",
+                  markup=False)
 
 
 @app.command("bench-retrieval")
