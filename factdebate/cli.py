@@ -535,8 +535,14 @@ def methods() -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point; an index that cannot be opened is a one-line error."""
+    from tools.vectorstore import IndexUnavailableError
+
+    try:
+        app()
+    except IndexUnavailableError as exc:
+        err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -29,11 +29,27 @@ def milvus_uri(uri: str = "") -> str:
     return uri or str(data_home() / "milvus.db")
 
 
+class IndexUnavailableError(RuntimeError):
+    """The Milvus index exists (or should) but cannot be opened right now."""
+
+
 @cache
 def _client(uri: str) -> Any:
+    import logging
+
     from pymilvus import MilvusClient
 
-    return MilvusClient(uri)
+    logging.getLogger("milvus_lite").setLevel(logging.CRITICAL)  # we report failures ourselves
+    try:
+        return MilvusClient(uri)
+    except Exception as exc:  # pymilvus wraps lock and connection failures alike
+        if "://" not in uri:  # Milvus Lite reports a held file lock only in its log
+            hint = (
+                "another process may be using this Milvus Lite file; stop it or set FACTDEBATE_HOME"
+            )
+        else:
+            hint = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        raise IndexUnavailableError(f"cannot open the Milvus index at {uri}: {hint}") from exc
 
 
 def collection_exists(collection: str, uri: str = "") -> bool:

@@ -102,3 +102,35 @@ async def test_madam_rag_with_empty_retrieval_stops_with_no_documents(scripted, 
                                   context=MadamContext(model=name))
     assert out["stop_reason"] == "no_documents" and out["errors"] == []
     assert model.prompts == []
+
+
+def test_milvus_file_held_by_another_process_is_a_one_line_cli_error(tmp_path):
+    """A second process on the same Milvus Lite file gets a clear error, not a traceback."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    home = tmp_path / "home"
+    home.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time\nfrom pymilvus import MilvusClient\n"
+         f"MilvusClient({str(home / 'milvus.db')!r})\nprint('ready', flush=True)\ntime.sleep(120)"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        env = {**os.environ, "FACTDEBATE_HOME": str(home)}
+        started = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, "-m", "factdebate.cli", "verify", "A claim", "--collection", "x"],
+            env=env, capture_output=True, text=True, timeout=120,
+        )
+        assert proc.returncode == 2
+        assert "another process may be using this Milvus Lite file" in proc.stderr
+        assert "Traceback" not in proc.stderr and proc.stdout == ""
+        assert time.monotonic() - started < 120
+    finally:
+        holder.kill()
+        holder.wait()
