@@ -189,6 +189,31 @@ def moderator_turn(round_no: int, payload: BaseModel, label: str | None) -> Turn
     )
 
 
+async def _ask_moderator(
+    ctx: DebateCVContext, prompt: str, schema: type[SchemaT], stage: str, round_no: int
+) -> tuple[SchemaT | None, dict[str, RoleCost], list[ErrorRecord], dict[str, Any] | None]:
+    """Ask the moderator for ``schema``; on failure also return the run-ending update."""
+    attempts = ctx.moderator_retries + 1
+    model = await model_for(ctx, "judge")
+    parsed, cost, errors, got_text = await ask_with_retry(
+        model,
+        prompt,
+        schema,
+        attempts=attempts,
+        role="moderator",
+        agent="moderator",
+        stage=stage,
+        round_no=round_no,
+        timeout=ctx.call_timeout_s,
+        retries=ctx.model_retries,
+    )
+    if parsed is not None:
+        return parsed, cost, errors, None
+    update = failure(round_no, stage, attempts, got_text)
+    update.update(cost=cost, errors=errors + update["errors"])
+    return None, cost, errors, update
+
+
 async def moderate(state: DebateCVState, runtime: Runtime[DebateCVContext]) -> dict[str, Any]:
     """Assess the round just finished: continue, stop with a verdict, or go to the final step."""
     ctx = settings(runtime, DebateCVContext)
@@ -200,26 +225,13 @@ async def moderate(state: DebateCVState, runtime: Runtime[DebateCVContext]) -> d
         round_no=round_no,
         **last_arguments(state, round_no),
     )
-    attempts = ctx.moderator_retries + 1
-    model = await model_for(ctx, "judge")
-    parsed, cost, errors, got_text = await ask_with_retry(
-        model,
-        prompt,
-        ModeratorDecision,
-        attempts=attempts,
-        role="moderator",
-        agent="moderator",
-        stage="moderate",
-        round_no=round_no,
-        timeout=ctx.call_timeout_s,
-        retries=ctx.model_retries,
+    parsed, cost, errors, failed = await _ask_moderator(
+        ctx, prompt, ModeratorDecision, "moderate", round_no
     )
     if parsed is None:
-        update = failure(round_no, "moderate", attempts, got_text)
-        update.update(cost=cost, errors=errors + update["errors"])
-        return update
+        return failed or {}
     note = ModeratorNote(round=round_no, **parsed.model_dump())  # type: ignore[typeddict-item]
-    update = {"moderator_notes": [note], "cost": cost, "errors": errors}
+    update: dict[str, Any] = {"moderator_notes": [note], "cost": cost, "errors": errors}
     if not parsed.proceed:
         decision: Decision = "stop"
         update.update(
@@ -263,24 +275,11 @@ async def final_verdict(state: DebateCVState, runtime: Runtime[DebateCVContext])
         summary=render_notes(state.get("moderator_notes", [])),
         **last_arguments(state, round_no),
     )
-    attempts = ctx.moderator_retries + 1
-    model = await model_for(ctx, "judge")
-    parsed, cost, errors, got_text = await ask_with_retry(
-        model,
-        prompt,
-        FinalVerdict,
-        attempts=attempts,
-        role="moderator",
-        agent="moderator",
-        stage="final_verdict",
-        round_no=round_no,
-        timeout=ctx.call_timeout_s,
-        retries=ctx.model_retries,
+    parsed, cost, errors, failed = await _ask_moderator(
+        ctx, prompt, FinalVerdict, "final_verdict", round_no
     )
     if parsed is None:
-        update = failure(round_no, "final_verdict", attempts, got_text)
-        update.update(cost=cost, errors=errors + update["errors"])
-        return update
+        return failed or {}
     note = ModeratorNote(
         round=round_no,
         new_insight="",
