@@ -22,6 +22,7 @@ from nodes.claims import clean_claim
 from nodes.clerk import normalize
 from nodes.common import model_for, over_budget, settings
 from nodes.evidence_block import render_evidence
+from nodes.labelled import ask_parsed
 from nodes.parse import ParseFailure, parse_query
 from prompts import mad_fact as prompts
 from tools.evidence import Evidence
@@ -200,19 +201,10 @@ async def plan_turn(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[
         return {**update, "decision": "search" if strategy == "search" else "speak"}
     model = await model_for(ctx, "debater")
     prompt = prompts.CONFIDENCE.format(header=_header(state, ctx, role))
-    reply = await ask(model, prompt, role="debater", agent=role, stage="confidence",
-                      round_no=round_no, timeout=ctx.call_timeout_s, retries=ctx.model_retries)
-    errors = list(reply.errors)
-    confidence: float | None = None
-    if reply.text is not None:
-        parsed = parse_confidence(reply.text)
-        if isinstance(parsed, ParseFailure):
-            errors.append(ErrorRecord(round=round_no, agent=role, stage="confidence",
-                                      kind="parse_error",
-                                      message=f"{parsed.reason}; searching to be safe",
-                                      raw=parsed.raw[:2000]))
-        else:
-            confidence = parsed
+    reply = await ask_parsed(model, prompt, parse_confidence, role="debater", agent=role,
+                             stage="confidence", round_no=round_no, timeout=ctx.call_timeout_s,
+                             retries=ctx.model_retries, on_failure="searching to be safe")
+    confidence, errors = reply.value, reply.errors
     # Unknown confidence counts as low: the juror searches rather than guesses.
     low = confidence is None or confidence < ctx.confidence_threshold
     return {**update, "confidence": confidence, "decision": "search" if low else "speak",
@@ -253,23 +245,15 @@ async def speak(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[str,
         round_instructions=prompts.FIRST_ROUND if round_no == 1 else prompts.LATER_ROUND,
     )
     model = await model_for(ctx, "debater")
-    reply = await ask(model, prompt, role="debater", agent=role, stage="opinion",
-                      round_no=round_no, timeout=ctx.call_timeout_s, retries=ctx.model_retries)
-    errors = list(reply.errors)
-    label: str | None = None
-    if reply.text is not None:
-        parsed = parse_truth(reply.text)
-        if isinstance(parsed, ParseFailure):
-            errors.append(ErrorRecord(round=round_no, agent=role, stage="opinion",
-                                      kind="parse_error", message=parsed.reason,
-                                      raw=parsed.raw[:2000]))
-        else:
-            label = parsed
+    reply = await ask_parsed(model, prompt, parse_truth, role="debater", agent=role,
+                             stage="opinion", round_no=round_no, timeout=ctx.call_timeout_s,
+                             retries=ctx.model_retries)
+    label, errors = reply.value, reply.errors
     turn = JuryTurn(round=round_no, agent=role, claim_id=state.get("claim_id", 0),
                     strategy=state.get("strategy", ""), confidence=state.get("confidence"),
                     tool="search" if state.get("turn_query") else "none",
                     query=state.get("turn_query", ""), evidence=list(own),
-                    answer=reply.text or "", label=label)
+                    answer=reply.text, label=label)
     return {"transcript": [turn], "cost": reply.cost, "errors": errors}
 
 

@@ -2,24 +2,83 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import Runnable
 
 from graphs.state import ErrorRecord, RoleCost
 from nodes.parse import ParseFailure, parse_label
 from prompts.common import LABELS_3
 from tools.llm import ask
 
+T = TypeVar("T")
+
 
 @dataclass
-class LabelledReply:
-    """A model answer, the label read from it (None if unreadable), its cost and errors."""
+class ParsedReply(Generic[T]):
+    """A model answer, the value read from it (None if unreadable), its cost and errors."""
 
     text: str
-    label: str | None
+    value: T | None
     cost: dict[str, RoleCost]
     errors: list[ErrorRecord] = field(default_factory=list)
+
+    @property
+    def label(self) -> T | None:
+        """The value, under the name label-asking callers use."""
+        return self.value
+
+
+async def ask_parsed(
+    model: BaseChatModel | Runnable[Any, BaseMessage],
+    prompt: str,
+    parse: Callable[[str], T | ParseFailure],
+    *,
+    role: str,
+    agent: str,
+    stage: str,
+    round_no: int,
+    timeout: float,
+    retries: int = 2,
+    on_failure: str = "",
+) -> ParsedReply[T]:
+    """Ask ``prompt`` and read the answer with ``parse``; a failure becomes an error record.
+
+    ``on_failure`` is appended to the recorded reason (e.g. what the caller does instead).
+    """
+    reply = await ask(
+        model,
+        prompt,
+        role=role,
+        agent=agent,
+        stage=stage,
+        round_no=round_no,
+        timeout=timeout,
+        retries=retries,
+    )
+    errors = list(reply.errors)
+    value: T | None = None
+    if reply.text is not None:
+        parsed = parse(reply.text)
+        if isinstance(parsed, ParseFailure):
+            reason = f"{parsed.reason}; {on_failure}" if on_failure else parsed.reason
+            errors.append(
+                ErrorRecord(
+                    round=round_no,
+                    agent=agent,
+                    stage=stage,
+                    kind="parse_error",
+                    message=reason,
+                    raw=parsed.raw[:2000],
+                )
+            )
+        else:
+            value = parsed
+    return ParsedReply(reply.text or "", value, reply.cost, errors)
 
 
 async def ask_label(
@@ -33,18 +92,20 @@ async def ask_label(
     timeout: float,
     retries: int = 2,
     labels: tuple[str, ...] = LABELS_3,
-) -> LabelledReply:
+) -> ParsedReply[str]:
     """Ask ``prompt`` and parse the label on the last line; a failure is an error record.
 
     The embedded local model is held to that format by a grammar (see ``label_grammar``).
     """
     from tools.local_llm import LocalChatModel, label_grammar
 
+    target: BaseChatModel | Runnable[Any, BaseMessage] = model
     if isinstance(model, LocalChatModel):
-        model = model.bind(grammar=label_grammar(labels))  # type: ignore[assignment]
-    reply = await ask(
-        model,
+        target = model.bind(grammar=label_grammar(labels))
+    return await ask_parsed(
+        target,
         prompt,
+        lambda text: parse_label(text, labels),
         role=role,
         agent=agent,
         stage=stage,
@@ -52,21 +113,3 @@ async def ask_label(
         timeout=timeout,
         retries=retries,
     )
-    errors = list(reply.errors)
-    label: str | None = None
-    if reply.text is not None:
-        parsed = parse_label(reply.text, labels)
-        if isinstance(parsed, ParseFailure):
-            errors.append(
-                ErrorRecord(
-                    round=round_no,
-                    agent=agent,
-                    stage=stage,
-                    kind="parse_error",
-                    message=parsed.reason,
-                    raw=parsed.raw[:2000],
-                )
-            )
-        else:
-            label = parsed
-    return LabelledReply(reply.text or "", label, reply.cost, errors)
