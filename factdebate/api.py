@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import AsyncIterator
 from dataclasses import fields
@@ -152,7 +151,7 @@ async def astream_verify(
         return
     if not checkpoint or not thread:
         raise ValueError("--thread and --checkpoint go together: give both or neither")
-    builder = importlib.import_module(METHODS[method].module).builder
+    builder = graph.builder
     async with open_checkpointer(checkpoint) as saver:
         durable = builder.compile(checkpointer=saver, name=method)
         config: dict[str, Any] = {"configurable": {"thread_id": thread}}

@@ -201,10 +201,12 @@ def read_results(path: Path) -> list[dict[str, Any]]:
     return list(seen.values())
 
 
-def _uses_retrieval(method: str, context: dict[str, Any]) -> bool:
-    if method in NO_RETRIEVAL or context.get("tool") == "none":
+def _uses_retrieval(method: str, settings: Any) -> bool:
+    """Whether a run with these settings (the method's context object) retrieves anything."""
+    if method in NO_RETRIEVAL or getattr(settings, "tool", None) == "none":
         return False
-    return not (context.get("tool_a") == "none" and context.get("tool_b") == "none")
+    tools = [getattr(settings, name) for name in ("tool_a", "tool_b") if hasattr(settings, name)]
+    return not tools or any(tool != "none" for tool in tools)
 
 
 def prepare_collection(
@@ -219,7 +221,7 @@ def prepare_collection(
         "collection" not in names
         or "collection" in context
         or dataset not in CORPORA
-        or not _uses_retrieval(method, context)
+        or not _uses_retrieval(method, context_cls(**context))
     ):
         return context
     from tools.index import build_index

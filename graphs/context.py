@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields
-from typing import Literal
+from dataclasses import dataclass, field, fields, make_dataclass
+from typing import Any, Literal, TypeVar, get_type_hints
 
 ToolName = Literal["rag", "search", "none"]
+C = TypeVar("C", bound="Context")
 
 
 def _env_default(name: str, fallback: str) -> str:
@@ -233,3 +234,25 @@ class MajorityContext(RAGCoTContext):
         super().__post_init__()
         if not 1 <= self.voters <= 15:
             raise ValueError(f"voters must be 1..15, got {self.voters}")
+
+
+def with_defaults(base: type[C], class_name: str, doc: str, **defaults: Any) -> type[C]:
+    """A subclass of ``base`` whose named fields start from other defaults.
+
+    Field descriptions carry over, so Studio's settings form shows the new defaults. The
+    values are validated once here by building an instance.
+    """
+    hints = get_type_hints(base)
+    known = {f.name: f for f in fields(base)}
+    unknown = sorted(set(defaults) - set(known))
+    if unknown:
+        raise ValueError(f"{base.__name__} has no setting(s): {', '.join(unknown)}")
+    specs = [
+        (name, hints[name], field(default=value, metadata=known[name].metadata))
+        for name, value in defaults.items()
+    ]
+    variant: type[C] = make_dataclass(class_name, specs, bases=(base,), kw_only=True)
+    variant.__doc__ = doc
+    variant.__module__ = base.__module__
+    variant()
+    return variant

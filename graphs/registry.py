@@ -14,12 +14,25 @@ class MethodSpec:
     module: str
     description: str
     input_kind: str = "claim"  # claim | question | answer
+    attr: str = "graph"  # the compiled graph's name in ``module``
 
 
 METHODS: dict[str, MethodSpec] = {
     "tool-mad": MethodSpec(
         "graphs.tool_mad", "Tool-MAD: RAG vs search debaters, RAGAS scores, judge"
     ),
+    **{
+        name: MethodSpec("graphs.tool_mad_ablations", f"Tool-MAD ablation: {what}", attr=attr)
+        for name, attr, what in (
+            ("tool-mad-rag-rag", "rag_rag", "RAG + RAG debaters"),
+            ("tool-mad-search-search", "search_search", "search + search debaters"),
+            ("tool-mad-rag-vanilla", "rag_vanilla", "RAG debater vs one without tools"),
+            ("tool-mad-search-vanilla", "search_vanilla", "search debater vs one without tools"),
+            ("tool-mad-vanilla-vanilla", "vanilla_vanilla", "two debaters without tools"),
+            ("tool-mad-no-qf", "no_qf", "no query formulation, the claim is every query"),
+            ("tool-mad-no-stability", "no_stability", "no stability score, agreement stops"),
+        )
+    },
     "cot": MethodSpec("graphs.cot", "Baseline: zero-shot chain of thought, no evidence"),
     "react": MethodSpec("graphs.react_agent", "Baseline: single ReAct agent with retrieval"),
     "mad": MethodSpec("graphs.mad", "Baseline: MAD affirmative vs negative, no retrieval, judge"),
@@ -61,5 +74,6 @@ def load_method(name: str) -> tuple[Any, Any]:
     """Return ``(compiled graph, context class)`` of a registered method."""
     if name not in METHODS:
         raise UnknownMethodError(name)
-    module = importlib.import_module(METHODS[name].module)
-    return module.graph, module.builder.context_schema
+    spec = METHODS[name]
+    graph = getattr(importlib.import_module(spec.module), spec.attr)
+    return graph, graph.builder.context_schema

@@ -20,32 +20,43 @@ from nodes.retrieve import make_retrieve_node
 from nodes.rounds import DEBATERS, start_round
 from nodes.score import make_score_node
 
-builder = StateGraph(
-    ToolMADState, context_schema=ToolMADContext, input_schema=ClaimInput, output_schema=DebateOutput
-)
-builder.add_node("start_round", start_round)
-for agent in DEBATERS:
-    opponent = next(a for a in DEBATERS if a != agent)
-    chain = {
-        f"query_{agent}": make_query_node(agent, opponent),
-        f"retrieve_{agent}": make_retrieve_node(agent),
-        f"argue_{agent}": make_argue_node(agent, opponent),
-        f"score_{agent}": make_score_node(agent),
-    }
-    for name, node in chain.items():
-        builder.add_node(name, node)
-    names = ["start_round", *chain]
-    for source, target in zip(names, names[1:], strict=False):
-        builder.add_edge(source, target)
-builder.add_node("consensus_check", consensus_check)
-builder.add_node("judge", judge)
-builder.add_edge(START, "start_round")
-builder.add_edge([f"score_{agent}" for agent in DEBATERS], "consensus_check")
-builder.add_conditional_edges(
-    "consensus_check",
-    route_after_check,
-    {"start_round": "start_round", "judge": "judge", END: END},
-)
-builder.add_edge("judge", END)
 
+def make_builder(
+    context_schema: type[ToolMADContext] = ToolMADContext,
+) -> StateGraph[ToolMADState, ToolMADContext, ClaimInput, DebateOutput]:
+    """Wire the Tool-MAD graph; ``context_schema`` may be a subclass with other defaults."""
+    builder = StateGraph(
+        ToolMADState,
+        context_schema=context_schema,
+        input_schema=ClaimInput,
+        output_schema=DebateOutput,
+    )
+    builder.add_node("start_round", start_round)
+    for agent in DEBATERS:
+        opponent = next(a for a in DEBATERS if a != agent)
+        chain = {
+            f"query_{agent}": make_query_node(agent, opponent),
+            f"retrieve_{agent}": make_retrieve_node(agent),
+            f"argue_{agent}": make_argue_node(agent, opponent),
+            f"score_{agent}": make_score_node(agent),
+        }
+        for name, node in chain.items():
+            builder.add_node(name, node)
+        names = ["start_round", *chain]
+        for source, target in zip(names, names[1:], strict=False):
+            builder.add_edge(source, target)
+    builder.add_node("consensus_check", consensus_check)
+    builder.add_node("judge", judge)
+    builder.add_edge(START, "start_round")
+    builder.add_edge([f"score_{agent}" for agent in DEBATERS], "consensus_check")
+    builder.add_conditional_edges(
+        "consensus_check",
+        route_after_check,
+        {"start_round": "start_round", "judge": "judge", END: END},
+    )
+    builder.add_edge("judge", END)
+    return builder
+
+
+builder = make_builder()
 graph = builder.compile(name="tool-mad")

@@ -388,3 +388,27 @@ def test_cli_bench_names_the_mismatch(tmp_path: Path) -> None:
                                       "--out", str(tmp_path / "x")])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "cot takes claims but ramdocs holds questions" in result.output
+
+
+def test_dataset_corpus_is_indexed_only_for_methods_that_retrieve(
+    tmp_path: Path, data_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from factdebate.bench import prepare_collection
+    from graphs.registry import load_method
+
+    built: list[str] = []
+    monkeypatch.setattr("tools.index.build_index", lambda docs, name, uri: built.append(name))
+    data = make_data(tmp_path / "data", "SR")
+
+    def prepared(method: str, **settings: Any) -> dict[str, Any]:
+        _, context_cls = load_method(method)
+        return prepare_collection(method, "fever-mini", data, settings, context_cls)
+
+    # an ablation whose debaters have no tools takes its preset from its settings class
+    assert prepared("tool-mad-vanilla-vanilla") == {}
+    no_tools = {"tool_a": "none", "tool_b": "none"}
+    assert prepared("tool-mad", **no_tools) == no_tools
+    assert prepared("cot") == {} and built == []
+    assert prepared("tool-mad", collection="mine") == {"collection": "mine"} and built == []
+    assert prepared("tool-mad-rag-vanilla") == {"collection": "fever_mini"}
+    assert built == ["fever_mini"]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 import pytest
 
 from graphs.context import ToolMADContext
+from graphs.registry import METHODS, load_method
 from graphs.tool_mad import graph
+from graphs.tool_mad_ablations import ABLATIONS
 from nodes.claims import InputError
 from tests.fakes import ragas_rules
 from tools import retrieval
@@ -323,3 +326,55 @@ def test_input_and_output_schemas_render():
     assert {"verdict", "transcript", "cost", "errors"} <= set(
         graph.get_output_jsonschema()["properties"]
     )
+
+
+@pytest.mark.parametrize("method", sorted(ABLATIONS))
+def test_each_ablation_is_a_graph_that_changes_only_its_settings(method):
+    ablation, context_cls = load_method(method)
+    assert ablation.name == method
+    assert ablation.get_graph().draw_mermaid() == graph.get_graph().draw_mermaid()
+    base, variant = ToolMADContext(), context_cls()
+    changed = {f.name for f in fields(base) if getattr(variant, f.name) != getattr(base, f.name)}
+    assert changed == set(ABLATIONS[method])
+    assert {k: getattr(variant, k) for k in changed} == ABLATIONS[method]
+    assert context_cls.__doc__ == METHODS[method].description + "."
+    # Studio's form shows the new defaults with the same descriptions
+    props = ablation.get_context_jsonschema()["properties"]
+    for key, value in ABLATIONS[method].items():
+        assert props[key]["default"] == value and props[key]["description"]
+
+
+async def ablation_run(method: str, model: str, **settings: Any) -> dict[str, Any]:
+    ablation, context_cls = load_method(method)
+    ctx = context_cls(model=model, **settings)
+    out: dict[str, Any] = await ablation.ainvoke({"claim": CLAIM}, context=ctx)
+    return out
+
+
+async def test_vanilla_ablation_runs_without_retrieval(scripted, fake_tools):
+    name, model = scripted(debate_rules())
+    out = await ablation_run("tool-mad-vanilla-vanilla", name)
+    assert fake_tools == {"rag": [], "search": []}
+    assert {t["tool"] for t in out["transcript"]} == {"none"}
+    assert all(t["evidence"] == [] for t in out["transcript"])
+    assert model.calls_with(QUERY_MARK) == 0
+
+
+async def test_rag_rag_ablation_and_a_user_setting_overrides_its_preset(scripted, fake_tools):
+    name, _ = scripted(debate_rules())
+    await ablation_run("tool-mad-rag-rag", name)
+    assert (len(fake_tools["rag"]), len(fake_tools["search"])) == (2, 0)
+    fake_tools["rag"].clear()
+    await ablation_run("tool-mad-rag-rag", name, tool_b="search")
+    assert (len(fake_tools["rag"]), len(fake_tools["search"])) == (1, 1)
+
+
+async def test_no_qf_and_no_stability_ablations(scripted, fake_tools):
+    name, model = scripted(debate_rules(label_b="REFUTES"))
+    out = await ablation_run("tool-mad-no-qf", name, max_rounds=2)
+    assert model.calls_with(QUERY_MARK) == 0
+    assert all(t["query"] == CLAIM for t in out["transcript"])
+    name, _ = scripted(debate_rules(faithful=False))
+    out = await ablation_run("tool-mad-no-stability", name)
+    assert out["stop_reason"] == "consensus" and out["rounds"] == 1
+    assert "scorer" not in out["cost"]

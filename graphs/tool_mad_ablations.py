@@ -1,0 +1,43 @@
+"""Tool-MAD ablations from the paper's Table VI and Figs. 9-10, each a graph of its own.
+
+Every variant is the Tool-MAD graph with one setting's default changed, so it runs, draws and
+serves (Studio, ``langgraph dev``) under its own name, and its settings form shows the change.
+A debater with tool ``none`` is the paper's VANILLA agent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+
+from graphs.context import ToolMADContext, with_defaults
+from graphs.registry import METHODS
+from graphs.tool_mad import make_builder
+
+ABLATIONS: dict[str, dict[str, Any]] = {
+    # method name -> the settings that differ from Tool-MAD's defaults
+    "tool-mad-rag-rag": {"tool_b": "rag"},
+    "tool-mad-search-search": {"tool_a": "search"},
+    "tool-mad-rag-vanilla": {"tool_b": "none"},
+    "tool-mad-search-vanilla": {"tool_a": "search", "tool_b": "none"},
+    "tool-mad-vanilla-vanilla": {"tool_a": "none", "tool_b": "none"},
+    "tool-mad-no-qf": {"query_formulation": False},
+    "tool-mad-no-stability": {"stability_score": False},
+}
+
+
+def _compile(method: str) -> CompiledStateGraph[Any, Any, Any, Any]:
+    class_name = "".join(part.title() for part in method.split("-")) + "Context"
+    doc = METHODS[method].description + "."
+    context = with_defaults(ToolMADContext, class_name, doc, **ABLATIONS[method])
+    return make_builder(context).compile(name=method)
+
+
+rag_rag = _compile("tool-mad-rag-rag")
+search_search = _compile("tool-mad-search-search")
+rag_vanilla = _compile("tool-mad-rag-vanilla")
+search_vanilla = _compile("tool-mad-search-vanilla")
+vanilla_vanilla = _compile("tool-mad-vanilla-vanilla")
+no_qf = _compile("tool-mad-no-qf")
+no_stability = _compile("tool-mad-no-stability")
