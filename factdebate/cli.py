@@ -6,6 +6,8 @@ import asyncio
 import json
 import os
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 from typing import Annotated, Any
@@ -33,17 +35,41 @@ out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
 
-def _progress_bar() -> Any:
-    """A stderr progress bar with description, bar, done/total and time left."""
+def _progress_bar(eta: bool = True) -> Any:
+    """A stderr progress bar: description, bar, done/total and (``eta``) rich's time left."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-    return Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=err,
-    )
+    columns: list[Any] = ["[progress.description]{task.description}", BarColumn()]
+    columns.append(MofNCompleteColumn())
+    if eta:
+        columns.append(TimeRemainingColumn())
+    return Progress(*columns, console=err)
+
+
+class Pace:
+    """Rate and time left of a run, from the items finished since this process started.
+
+    Rich's own estimate looks at the last 30 s only, which says nothing when one item takes
+    minutes; items already done when a run resumes do not count towards the rate.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._start = clock()
+        self._first_done: int | None = None
+
+    def update(self, done: int, total: int) -> str:
+        """Return ``'R items/min · ETA H:MM:SS'`` (``'ETA ?'`` until an item finishes)."""
+        if self._first_done is None:
+            self._first_done, self._start = done, self._clock()
+        finished = done - self._first_done
+        elapsed = self._clock() - self._start
+        if finished <= 0 or elapsed <= 0:
+            return "? items/min · ETA ?"
+        per_s = finished / elapsed
+        left = round(max(0, total - done) / per_s)
+        hours, minutes, seconds = left // 3600, left % 3600 // 60, left % 60
+        return f"{per_s * 60:.2f} items/min · ETA {hours}:{minutes:02d}:{seconds:02d}"
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -330,8 +356,9 @@ def bench(
         if model:
             context["model"] = model
         score = "EM" if dataset_task(dataset) == "answers" else "acc"
-        with _progress_bar() as bar:
+        with _progress_bar(eta=False) as bar:
             task = bar.add_task(f"{method} on {dataset}", total=None)
+            pace = Pace()
 
             def progress(done: int, total: int, accuracy: float, calls: int, tokens: int) -> None:
                 bar.update(
@@ -340,7 +367,7 @@ def bench(
                     total=total,
                     description=(
                         f"{method} on {dataset} · {score} {accuracy:.1%} · "
-                        f"{calls} calls · {tokens} tok"
+                        f"{calls} calls · {tokens} tok · {pace.update(done, total)}"
                     ),
                 )
 

@@ -184,3 +184,16 @@ def test_score_answer_json(tmp_path: Path, data_home, scripted, fake_tools):
     payload = json.loads(result.stdout.strip().splitlines()[-1])
     assert [c["claim"] for c in payload["claims"]] == ["The Eiffel Tower is in Paris."]
     assert "precision" in payload["scores"]
+
+
+def test_bench_pace_counts_only_items_finished_in_this_process():
+    from factdebate.cli import Pace
+
+    now = [100.0]
+    pace = Pace(clock=lambda: now[0])
+    assert pace.update(5, 20) == "? items/min · ETA ?"  # resumed with 5 done
+    now[0] += 120.0
+    assert pace.update(7, 20) == "1.00 items/min · ETA 0:13:00"  # 2 new items in 2 min
+    now[0] += 3480.0
+    assert pace.update(8, 10) == "0.05 items/min · ETA 0:40:00"
+    assert pace.update(10, 10).endswith("ETA 0:00:00")
