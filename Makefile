@@ -10,10 +10,18 @@ export LANGGRAPH_NO_VERSION_CHECK := true
 
 .PHONY: demo test test-fast lint
 
-$(VENV)/.installed: pyproject.toml constraints.txt
+# llama.cpp is compiled here. A native build (-march=native) uses AMX tile instructions on
+# CPUs that report them, and those fault in VMs that do not virtualise AMX (segfault on the
+# first token): build the portable AVX2 variant instead. pip's wheel cache ignores CMAKE_ARGS,
+# hence --no-cache-dir and a forced rebuild when this recipe changes.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+
+$(VENV)/.installed: pyproject.toml constraints.txt Makefile
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade "pip>=25,<27"
 	$(VENV)/bin/pip install --quiet -c constraints.txt torch==2.13.0
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(VENV)/bin/pip install --quiet --no-cache-dir \
+		--force-reinstall --no-deps -c constraints.txt llama-cpp-python
 	$(VENV)/bin/pip install --quiet -c constraints.txt -e ".[dev]"
 	touch $@
 

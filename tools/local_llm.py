@@ -5,6 +5,8 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import os
+import subprocess
+import sys
 import threading
 from functools import cache
 from pathlib import Path
@@ -13,8 +15,18 @@ from typing import Any
 from langchain_community.chat_models import ChatLlamaCpp
 from langchain_core.outputs import ChatResult
 
+from tools.models import ModelConfigError
+
 _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _generate_lock = threading.Lock()
+PORTABLE_REBUILD = (
+    'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --no-cache-dir --force-reinstall --no-deps '
+    "llama-cpp-python"
+)
+BUILD_PROBE = (
+    "import sys\nfrom llama_cpp import Llama\n"
+    "Llama(model_path=sys.argv[1], n_ctx=256, verbose=False)('Hello', max_tokens=1)\n"
+)
 
 
 def local_model_path() -> Path:
@@ -50,10 +62,38 @@ class LocalChatModel(ChatLlamaCpp):
         return result
 
 
+def check_llama_build(model_path: Path) -> None:
+    """Raise ModelConfigError when this llama.cpp build cannot generate on this machine.
+
+    A build compiled for the host CPU (``-march=native``) uses AMX tile instructions where the
+    CPU reports them; a VM that does not virtualise AMX then kills the process with SIGSEGV on
+    the first token, with no Python error. Only such builds are probed, by generating one token
+    in a child process.
+    """
+    import llama_cpp
+
+    info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
+    if "AMX_INT8 = 1" not in info:
+        return
+    probe = subprocess.run(
+        [sys.executable, "-c", BUILD_PROBE, str(model_path)],
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    if probe.returncode < 0:
+        raise ModelConfigError(
+            f"the installed llama.cpp build (AMX) crashes on this machine (signal "
+            f"{-probe.returncode} on the first token); rebuild it portable: {PORTABLE_REBUILD}"
+        )
+
+
 def load_local_model(temperature: float = 0.0, max_tokens: int = 512) -> LocalChatModel:
     """Load SmolLM2 once; generation is CPU-only and needs no network."""
+    path = local_model_path()
+    check_llama_build(path)
     model = LocalChatModel(
-        model_path=str(local_model_path()),
+        model_path=str(path),
         n_ctx=8192,
         n_batch=512,
         repeat_penalty=1.2,

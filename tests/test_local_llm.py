@@ -1,0 +1,50 @@
+"""The embedded llama.cpp model: a build that cannot run here is a clear error, not a crash."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import llama_cpp
+import pytest
+
+from tools import local_llm
+from tools.models import ModelConfigError
+
+AMX_INFO = b"CPU : AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | OPENMP = 1 | "
+SEGFAULT = "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
+
+
+def test_installed_build_generates_a_token_on_this_machine():
+    """Run in a child process so a crashing build fails this test instead of killing pytest."""
+    path = str(local_llm.local_model_path())
+    probe = subprocess.run([sys.executable, "-c", local_llm.BUILD_PROBE, path],
+                           capture_output=True, timeout=300, check=False)
+    assert probe.returncode == 0, (
+        f"llama.cpp died with {probe.returncode}: {probe.stderr.decode()[-500:]}; "
+        f"rebuild with {local_llm.PORTABLE_REBUILD}"
+    )
+
+
+def test_amx_build_that_crashes_is_a_one_line_error(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(llama_cpp, "llama_print_system_info", lambda: AMX_INFO)
+    monkeypatch.setattr(local_llm, "BUILD_PROBE", SEGFAULT)
+    with pytest.raises(ModelConfigError) as caught:
+        local_llm.check_llama_build(local_llm.local_model_path())
+    message = str(caught.value)
+    assert "signal 11" in message and "-DGGML_NATIVE=OFF" in message and "\n" not in message
+
+
+def test_amx_build_that_runs_is_accepted(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(llama_cpp, "llama_print_system_info", lambda: AMX_INFO)
+    monkeypatch.setattr(local_llm, "BUILD_PROBE", "pass\n")
+    local_llm.check_llama_build(local_llm.local_model_path())
+
+
+def test_builds_without_amx_are_not_probed(monkeypatch: pytest.MonkeyPatch):
+    def no_probe(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a build without AMX must not be probed")
+
+    monkeypatch.setattr(llama_cpp, "llama_print_system_info", lambda: b"CPU : AVX2 = 1 | ")
+    monkeypatch.setattr(local_llm.subprocess, "run", no_probe)
+    local_llm.check_llama_build(local_llm.local_model_path())
