@@ -39,8 +39,9 @@ def _progress_bar(eta: bool = True) -> Any:
     """A stderr progress bar: description, bar, done/total and (``eta``) rich's time left."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-    columns: list[Any] = ["[progress.description]{task.description}", BarColumn()]
-    columns.append(MofNCompleteColumn())
+    columns: list[Any] = [
+        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn()
+    ]
     if eta:
         columns.append(TimeRemainingColumn())
     return Progress(*columns, console=err)
