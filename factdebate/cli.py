@@ -73,6 +73,11 @@ class Pace:
         return f"{per_s * 60:.2f} items/min · ETA {hours}:{minutes:02d}:{seconds:02d}"
 
 
+def print_markdown(text: str) -> None:
+    """Print a markdown report as it is: no markup, no wrapping (a wrapped table breaks)."""
+    out.print(text, markup=False, soft_wrap=True)
+
+
 def fail(message: str, code: int = 2) -> None:
     """Print a one-line error (secrets redacted) and exit non-zero (no traceback)."""
     from tools.llm import redact
@@ -340,7 +345,7 @@ def bench(
         if not runs:
             fail("--compare needs one or more RUN_DIR arguments")
         try:
-            out.print(compare_runs(list(runs or [])), markup=False)
+            print_markdown(compare_runs(list(runs or [])))
         except (FileNotFoundError, ValueError) as exc:
             fail(str(exc))
         return
@@ -389,7 +394,7 @@ def bench(
     metrics = json.loads((out_dir / "metrics.json").read_text(encoding="utf-8"))
     for issue in metrics.get("run", {}).get("load_issues") or []:
         err.print(f"skipped malformed record: {issue}", markup=False, soft_wrap=True)
-    out.print((out_dir / "report.md").read_text(encoding="utf-8"), markup=False)
+    print_markdown((out_dir / "report.md").read_text(encoding="utf-8"))
     if langsmith_experiment is not None:
         from factdebate.langsmith_export import push_run
 
@@ -416,7 +421,7 @@ def bench_retrieval(
         result = run_retrieval_bench(dataset, data_dir, limit, out_dir)
     except (DatasetError, ValueError) as exc:
         fail(str(exc))
-    out.print(render_retrieval(result), markup=False)
+    print_markdown(render_retrieval(result))
 
 
 def _read_references(path: Path) -> list[str]:

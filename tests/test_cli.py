@@ -136,6 +136,10 @@ def test_bench_command_writes_report_and_compares(tmp_path: Path, data_home, scr
     assert result.exit_code == 0, result.output
     assert {"results.jsonl", "metrics.json", "report.md"} <= {p.name for p in run.iterdir()}
     assert len((run / "results.jsonl").read_text().splitlines()) == 4
+    # the report is echoed unwrapped (CliRunner is no terminal): each table line stays whole
+    report = (run / "report.md").read_text()
+    assert max(map(len, report.splitlines())) > 80
+    assert all(line in result.output for line in report.splitlines() if line.startswith("|"))
     compared = runner.invoke(app, ["bench", "--compare", str(run), str(run)])
     assert compared.exit_code == 0 and "run" in compared.output
     bad = runner.invoke(app, ["bench", "--dataset", "nope", "--out", str(tmp_path / "x")])
