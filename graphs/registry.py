@@ -21,16 +21,20 @@ METHODS: dict[str, MethodSpec] = {
     "tool-mad": MethodSpec(
         "graphs.tool_mad", "Tool-MAD: RAG vs search debaters, RAGAS scores, judge"
     ),
-    **{
-        name: MethodSpec("graphs.tool_mad_ablations", f"Tool-MAD ablation: {what}", attr=attr)
-        for name, attr, what in (
-            ("tool-mad-rag-rag", "rag_rag", "RAG + RAG debaters"),
-            ("tool-mad-search-search", "search_search", "search + search debaters"),
-            ("tool-mad-rag-vanilla", "rag_vanilla", "RAG debater vs one without tools"),
-            ("tool-mad-search-vanilla", "search_vanilla", "search debater vs one without tools"),
-            ("tool-mad-vanilla-vanilla", "vanilla_vanilla", "two debaters without tools"),
-            ("tool-mad-no-qf", "no_qf", "no query formulation, the claim is every query"),
-            ("tool-mad-no-stability", "no_stability", "no stability score, agreement stops"),
+    **{  # graphs.tool_mad_ablations names each graph after its variant: rag-rag -> rag_rag
+        f"tool-mad-{variant}": MethodSpec(
+            "graphs.tool_mad_ablations",
+            f"Tool-MAD ablation: {what}",
+            attr=variant.replace("-", "_"),
+        )
+        for variant, what in (
+            ("rag-rag", "RAG + RAG debaters"),
+            ("search-search", "search + search debaters"),
+            ("rag-vanilla", "RAG debater vs one without tools"),
+            ("search-vanilla", "search debater vs one without tools"),
+            ("vanilla-vanilla", "two debaters without tools"),
+            ("no-qf", "no query formulation, the claim is every query"),
+            ("no-stability", "no stability score, agreement stops"),
         )
     },
     "cot": MethodSpec("graphs.cot", "Baseline: zero-shot chain of thought, no evidence"),
