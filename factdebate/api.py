@@ -11,8 +11,8 @@ from langchain_core.language_models import BaseChatModel
 
 from graphs.registry import METHODS, load_method
 from nodes.claims import InputError, clean_claim
-from tools.evidence import Evidence
 from tools.models import register_model, resolve_model
+from tools.records import Evidence
 
 MODEL_FIELDS = ("model", "debater_model", "judge_model", "scorer_model")
 
@@ -169,8 +169,9 @@ async def astream_verify(
             return
         resume = bool(stored) and bool(snapshot.next)
         yield "checkpoint", {"thread": thread, "status": "resumed" if resume else "new"}
-        async for event in _stream(durable, None if resume else payload, context,
-                                   config=config, durability="sync"):
+        async for event in _stream(
+            durable, None if resume else payload, context, config=config, durability="sync"
+        ):
             yield event
 
 

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from factdebate.answers import answer_scores
 from factdebate.api import input_keys
 from factdebate.bench_report import ANSWERS, FAILED, LABEL_TASK, compare_runs, write_summary
 from factdebate.datasets import (
@@ -34,8 +33,9 @@ from factdebate.datasets import (
     load_scifact_corpus,
     sample,
 )
-from tools.evidence import Evidence
+from tools.answers import answer_scores
 from tools.llm import redact
+from tools.records import Evidence
 
 __all__ = [
     "BenchItem",

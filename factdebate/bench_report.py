@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from factdebate.answers import answer_scores, mean_answer_scores
 from factdebate.metrics import UNPARSED, label_metrics
+from tools.answers import answer_scores, mean_answer_scores
 
 FAILED = "error"  # stop_reason of an item whose run raised
 LABEL_TASK = "labels"  # claim datasets: one gold label per item
@@ -115,8 +115,14 @@ def plot_confusion(metrics: dict[str, Any], path: Path, title: str) -> None:
     peak = max((v for row in matrix for v in row), default=0)
     for i, row in enumerate(matrix):
         for j, value in enumerate(row):
-            ax.text(j, i, str(value), ha="center", va="center",
-                    color="white" if peak and value > peak / 2 else "black")
+            ax.text(
+                j,
+                i,
+                str(value),
+                ha="center",
+                va="center",
+                color="white" if peak and value > peak / 2 else "black",
+            )
     ax.set_xticks(range(len(columns)), [c.replace(" ", "\n") for c in columns], fontsize=8)
     ax.set_yticks(range(len(labels)), [c.replace(" ", "\n") for c in labels], fontsize=8)
     ax.set_xlabel("predicted")
@@ -166,15 +172,20 @@ def _label_lines(metrics: dict[str, Any]) -> list[str]:
         "",
         "| label | precision | recall | F1 | support |",
         "|---|---:|---:|---:|---:|",
-        *(f"| {label} | {_pct(c['precision'])} | {_pct(c['recall'])} | {_pct(c['f1'])} | "
-          f"{c['support']} |" for label, c in metrics["per_class"].items()),
+        *(
+            f"| {label} | {_pct(c['precision'])} | {_pct(c['recall'])} | {_pct(c['f1'])} | "
+            f"{c['support']} |"
+            for label, c in metrics["per_class"].items()
+        ),
         "",
         "## Confusion matrix (rows gold, columns predicted)",
         "",
         "| gold \\ predicted | " + " | ".join(columns) + " |",
         "|---|" + "---:|" * len(columns),
-        *(f"| {g} | " + " | ".join(str(metrics["confusion"][g][p]) for p in columns) + " |"
-          for g in labels),
+        *(
+            f"| {g} | " + " | ".join(str(metrics["confusion"][g][p]) for p in columns) + " |"
+            for g in labels
+        ),
         "",
         "![confusion matrix](confusion.png)",
         "",
@@ -213,8 +224,11 @@ def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
         "",
         "| role | LLM calls | input tokens | output tokens |",
         "|---|---:|---:|---:|",
-        *(f"| {role} | {u.get('llm_calls', 0)} | {u.get('input_tokens', 0)} | "
-          f"{u.get('output_tokens', 0)} |" for role, u in cost["per_role"].items()),
+        *(
+            f"| {role} | {u.get('llm_calls', 0)} | {u.get('input_tokens', 0)} | "
+            f"{u.get('output_tokens', 0)} |"
+            for role, u in cost["per_role"].items()
+        ),
         "",
         "## Latency per item (seconds)",
         "",
@@ -224,26 +238,32 @@ def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
         "",
         "## Stop reasons and recorded errors",
         "",
-        "Stop reasons: " + (", ".join(f"{k} {v}" for k, v in metrics["stop_reasons"].items())
-                            or "none"),
+        "Stop reasons: "
+        + (", ".join(f"{k} {v}" for k, v in metrics["stop_reasons"].items()) or "none"),
         "",
         f"Items stopped by a budget (budget_exhausted): {metrics.get('budget_exhausted', 0)}",
         "",
         *_issue_lines(run.get("load_issues") or []),
-        "Error kinds: " + (", ".join(f"{k} {v}" for k, v in metrics["error_kinds"].items())
-                           or "none"),
+        "Error kinds: "
+        + (", ".join(f"{k} {v}" for k, v in metrics["error_kinds"].items()) or "none"),
         "",
     ]
     return "\n".join(lines)
 
 
-def write_summary(out_dir: Path, rows: Sequence[dict[str, Any]], labels: Sequence[str],
-                  run: dict[str, Any], task: str = LABEL_TASK) -> dict[str, Any]:
+def write_summary(
+    out_dir: Path,
+    rows: Sequence[dict[str, Any]],
+    labels: Sequence[str],
+    run: dict[str, Any],
+    task: str = LABEL_TASK,
+) -> dict[str, Any]:
     """Write metrics.json, report.md and (labels only) confusion.png; return the metrics."""
     metrics = compute_answer_metrics(rows) if task == ANSWERS else compute_metrics(rows, labels)
     metrics["run"] = run
-    (out_dir / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str) + "\n",
-                                          encoding="utf-8")
+    (out_dir / "metrics.json").write_text(
+        json.dumps(metrics, indent=2, default=str) + "\n", encoding="utf-8"
+    )
     if task != ANSWERS:
         plot_confusion(metrics, out_dir / "confusion.png", f"{run['method']} on {run['dataset']}")
     (out_dir / "report.md").write_text(render_report(metrics, run), encoding="utf-8")
@@ -279,8 +299,10 @@ def compare_runs(dirs: Sequence[Path]) -> str:
     if len(tasks) > 1:
         raise ValueError("cannot compare label runs (claims) with answer runs (questions)")
     task = tasks.pop() if tasks else LABEL_TASK
-    header = (f"| run | method | dataset | n | {' | '.join(_COMPARE_HEADERS[task])} | failed | "
-              "calls/item | tokens/item | latency mean s |")
+    header = (
+        f"| run | method | dataset | n | {' | '.join(_COMPARE_HEADERS[task])} | failed | "
+        "calls/item | tokens/item | latency mean s |"
+    )
     lines = [header, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     datasets = set()
     for directory, m in loaded:
@@ -293,6 +315,9 @@ def compare_runs(dirs: Sequence[Path]) -> str:
             f"{m['latency']['mean_s']:.2f} |"
         )
     if len(datasets) > 1:
-        lines += ["", "Note: these runs used different datasets, limits or seeds; the items "
-                  "differ, so the numbers are not directly comparable."]
+        lines += [
+            "",
+            "Note: these runs used different datasets, limits or seeds; the items "
+            "differ, so the numbers are not directly comparable.",
+        ]
     return "\n".join(lines) + "\n"

@@ -40,7 +40,9 @@ def _progress_bar(eta: bool = True) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     columns: list[Any] = [
-        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn()
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
     ]
     if eta:
         columns.append(TimeRemainingColumn())
@@ -188,7 +190,7 @@ def verify(
     from graphs.registry import METHODS, UnknownMethodError, load_method
     from nodes.claims import InputError, clean_claim
     from tools.corpus import CorpusError, load_documents
-    from tools.models import ModelConfigError
+    from tools.records import ModelConfigError
     from tools.vectorstore import IndexMissingError
 
     if claim == "-":
@@ -331,15 +333,16 @@ def bench(
     ] = None,
     langsmith_experiment: Annotated[
         str | None,
-        typer.Option(help="Also push the run to LangSmith as this experiment (needs "
-                     "LANGSMITH_API_KEY)."),
+        typer.Option(
+            help="Also push the run to LangSmith as this experiment (needs LANGSMITH_API_KEY)."
+        ),
     ] = None,
 ) -> None:
     """Run a method over a labelled claim or question dataset; write results and reports."""
     from factdebate.bench import compare_runs, dataset_task, run_bench
     from factdebate.datasets import DatasetError
     from graphs.registry import UnknownMethodError, load_method
-    from tools.models import ModelConfigError
+    from tools.records import ModelConfigError
 
     if compare:
         if not runs:
@@ -402,8 +405,10 @@ def bench(
             pushed = push_run(out_dir, experiment=langsmith_experiment)
         except Exception as exc:  # any SDK or network error: one line, results stay on disk
             fail(f"LangSmith export failed: {type(exc).__name__}: {exc}".splitlines()[0])
-        out.print(f"LangSmith experiment {pushed['experiment']}: {pushed['items']} items pushed",
-                  markup=False)
+        out.print(
+            f"LangSmith experiment {pushed['experiment']}: {pushed['items']} items pushed",
+            markup=False,
+        )
 
 
 @app.command("bench-retrieval")
@@ -456,9 +461,9 @@ def score_answer_command(
 ) -> None:
     """MAD-Fact: split a long answer into claims, let a jury check each, and score it."""
     from factdebate.long_form import ascore_answer
-    from graphs.mad_fact_state import MADFactContext
     from nodes.claims import InputError, clean_claim
-    from tools.models import ModelConfigError
+    from nodes.mad_fact.context import MADFactContext
+    from tools.records import ModelConfigError
 
     try:
         raw = answer_file.read_bytes()
@@ -522,7 +527,7 @@ def syndec(
     from factdebate.bench import dataset_folder
     from factdebate.datasets import DATASETS, DatasetError, sample
     from factdebate.syndec import run_syndec
-    from graphs.context import DebateCVContext
+    from nodes.debate_cv.context import DebateCVContext
 
     try:
         if dataset not in DATASETS:

@@ -9,9 +9,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from factdebate.answers import answer_scores
 from factdebate.bench import RESULTS, RUN_FILE, read_results
 from factdebate.bench_report import ANSWERS, FAILED, LABEL_TASK
+from tools.answers import answer_scores
 from tools.llm import redact
 
 __all__ = ["API_KEY_ENV", "FEEDBACK_KEY", "dataset_name", "push_run", "require_api_key"]
@@ -74,9 +74,9 @@ def _read_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return run, rows
 
 
-def _ensure_examples(client: Any, run: dict[str, Any], rows: list[dict[str, Any]]) -> tuple[
-    Any, dict[str, str], int
-]:
+def _ensure_examples(
+    client: Any, run: dict[str, Any], rows: list[dict[str, Any]]
+) -> tuple[Any, dict[str, str], int]:
     """Find or create the dataset and add the items it lacks; return (id, item->example, new)."""
     name = dataset_name(str(run["dataset"]))
     if client.has_dataset(dataset_name=name):

@@ -21,7 +21,8 @@ async def ascore_answer(
     ``scores`` and ``golden``.
     """
     from graphs.mad_fact import graph
-    from graphs.mad_fact_state import AnswerInput, MADFactContext
+    from nodes.mad_fact.context import MADFactContext
+    from nodes.mad_fact.state import AnswerInput
 
     payload = AnswerInput(question=question, answer=answer, references=list(references or []))
     result = await graph.ainvoke(payload, context=MADFactContext(**settings))
@@ -35,19 +36,21 @@ def score_answer(
     return asyncio.run(ascore_answer(answer, question, references, **settings))
 
 
-async def acheck_claim(claim: str, checker: Checker = "mad-fact", question: str = "",
-                       **settings: Any) -> tuple[bool | None, dict[str, Any]]:
+async def acheck_claim(
+    claim: str, checker: Checker = "mad-fact", question: str = "", **settings: Any
+) -> tuple[bool | None, dict[str, Any]]:
     """Judge one atomic claim with the jury or the single verifier: (factual?, raw output)."""
     if checker == "mad-fact":
         from graphs.jury import graph as jury
-        from graphs.mad_fact_state import MADFactContext
+        from nodes.mad_fact.context import MADFactContext
 
-        out = await jury.ainvoke({"claim": claim, "question": question},
-                                 context=MADFactContext(**settings))
+        out = await jury.ainvoke(
+            {"claim": claim, "question": question}, context=MADFactContext(**settings)
+        )
         verdict = (out.get("claim_results") or [{}])[0].get("verdict")
     elif checker == "single-verifier":
-        from graphs.single_verifier import SingleVerifierContext
         from graphs.single_verifier import graph as verifier
+        from nodes.mad_fact.context import SingleVerifierContext
 
         out = await verifier.ainvoke({"claim": claim}, context=SingleVerifierContext(**settings))
         verdict = out.get("verdict")
@@ -57,7 +60,9 @@ async def acheck_claim(claim: str, checker: Checker = "mad-fact", question: str 
 
 
 async def aevaluate_checker(
-    items: Sequence[AtomicClaimItem], checker: Checker = "mad-fact", concurrency: int = 4,
+    items: Sequence[AtomicClaimItem],
+    checker: Checker = "mad-fact",
+    concurrency: int = 4,
     **settings: Any,
 ) -> dict[str, Any]:
     """Per-class P/R/F1 (TRUE and FALSE) of a checker on labelled atomic claims.
@@ -69,15 +74,23 @@ async def aevaluate_checker(
 
     async def one(item: AtomicClaimItem) -> tuple[bool | None, dict[str, Any]]:
         async with limit:
-            return await acheck_claim(item.claim, checker,
-                                      str(item.meta.get("question") or ""), **settings)
+            return await acheck_claim(
+                item.claim, checker, str(item.meta.get("question") or ""), **settings
+            )
 
     outputs = await asyncio.gather(*(one(item) for item in items))
     preds = [pred for pred, _ in outputs]
     return {
         "checker": checker,
         "metrics": binary_metrics([item.label for item in items], preds),
-        "predictions": [{"id": item.id, "claim": item.claim, "gold": item.label, "pred": pred,
-                         "errors": out.get("errors", [])}
-                        for item, (pred, out) in zip(items, outputs, strict=True)],
+        "predictions": [
+            {
+                "id": item.id,
+                "claim": item.claim,
+                "gold": item.label,
+                "pred": pred,
+                "errors": out.get("errors", []),
+            }
+            for item, (pred, out) in zip(items, outputs, strict=True)
+        ],
     }

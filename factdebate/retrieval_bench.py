@@ -36,8 +36,15 @@ def fuse(rankings: Sequence[Sequence[str]], k: int = RRF_K, depth: int = DEPTH) 
     return sorted(scores, key=lambda d: (-scores[d], d))[:depth]
 
 
-def run_retrieval_bench(dataset: str, data_dir: Path | None, limit: int | None,
-                        out_dir: Path, *, seed: int = 0, milvus_uri: str = "") -> dict[str, Any]:
+def run_retrieval_bench(
+    dataset: str,
+    data_dir: Path | None,
+    limit: int | None,
+    out_dir: Path,
+    *,
+    seed: int = 0,
+    milvus_uri: str = "",
+) -> dict[str, Any]:
     """Index the dataset's corpus afresh and score dense, BM25 and fused retrieval.
 
     Queries are the claims that have gold documents (``meta["gold_doc_ids"]``); a seeded
@@ -70,8 +77,9 @@ def run_retrieval_bench(dataset: str, data_dir: Path | None, limit: int | None,
     seconds: dict[str, float] = dict.fromkeys(ranked, 0.0)
     for item in queries:
         t0 = time.perf_counter()
-        dense = doc_ids([d["id"] for d in dense_search(collection, item.claim, FETCH,
-                                                       milvus_uri)], FETCH)
+        dense = doc_ids(
+            [d["id"] for d in dense_search(collection, item.claim, FETCH, milvus_uri)], FETCH
+        )
         t1 = time.perf_counter()
         bm25 = doc_ids([d["id"] for d in lexical.search(item.claim, FETCH)], FETCH)
         t2 = time.perf_counter()
@@ -85,11 +93,18 @@ def run_retrieval_bench(dataset: str, data_dir: Path | None, limit: int | None,
         seconds["fusion"] += dense_s + bm25_s + fuse_s
     gold = [set(map(str, item.meta["gold_doc_ids"])) for item in queries]
     result: dict[str, Any] = {
-        "dataset": dataset, "queries": len(queries), "documents": len(corpus),
-        "passages": passages, "index_build_s": round(build_s, 2), "seed": seed, "limit": limit,
+        "dataset": dataset,
+        "queries": len(queries),
+        "documents": len(corpus),
+        "passages": passages,
+        "index_build_s": round(build_s, 2),
+        "seed": seed,
+        "limit": limit,
         "engines": {
-            name: {**retrieval_metrics(runs, gold),
-                   "ms_per_query": round(1000 * seconds[name] / len(queries), 2)}
+            name: {
+                **retrieval_metrics(runs, gold),
+                "ms_per_query": round(1000 * seconds[name] / len(queries), 2),
+            }
             for name, runs in ranked.items()
         },
     }
@@ -112,6 +127,8 @@ def render_retrieval(result: dict[str, Any]) -> str:
         "|---|---:|---:|---:|---:|---:|",
     ]
     for name, m in result["engines"].items():
-        lines.append(f"| {name} | {m['recall@1']:.3f} | {m['recall@3']:.3f} | "
-                     f"{m['recall@10']:.3f} | {m['mrr@10']:.3f} | {m['ms_per_query']:.1f} |")
+        lines.append(
+            f"| {name} | {m['recall@1']:.3f} | {m['recall@3']:.3f} | "
+            f"{m['recall@10']:.3f} | {m['mrr@10']:.3f} | {m['ms_per_query']:.1f} |"
+        )
     return "\n".join(lines) + "\n"

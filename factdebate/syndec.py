@@ -25,16 +25,16 @@ from pathlib import Path
 from typing import Any
 
 from factdebate.datasets import ClaimItem
-from graphs.context import DebateCVContext
 from graphs.debate_cv import graph
-from graphs.debate_cv_state import EvidenceClaimInput, ModeratorNote
-from graphs.state import ErrorRecord, RoleCost, Turn, add_costs
 from nodes.common import model_for
+from nodes.debate_cv.context import DebateCVContext
+from nodes.debate_cv.moderator import CorrectedJustification, ask_with_retry, render_notes
+from nodes.debate_cv.state import EvidenceClaimInput, ModeratorNote
 from nodes.evidence_block import render_evidence
-from nodes.moderator import CorrectedJustification, ask_with_retry, render_notes
+from nodes.state import Turn
 from prompts import debate_cv as prompts
-from tools.evidence import Evidence
 from tools.llm import redact
+from tools.records import ErrorRecord, Evidence, RoleCost, add_costs
 
 log = logging.getLogger(__name__)
 
@@ -116,12 +116,16 @@ def render_debate(transcript: list[Turn]) -> str:
     )
 
 
-def training_prompt(claim: str, evidence: list[Evidence], transcript: list[Turn],
-                    max_doc_chars: int = 2000) -> str:
+def training_prompt(
+    claim: str, evidence: list[Evidence], transcript: list[Turn], max_doc_chars: int = 2000
+) -> str:
     """The moderator's decision prompt used as the SFT/DPO input."""
     setup = prompts.MODERATOR_SETUP.format(
-        evidence_rules=prompts.EVIDENCE_RULES, claim=claim,
-        evidence=render_evidence(evidence, max_doc_chars), criteria=prompts.VERDICT_CRITERIA)
+        evidence_rules=prompts.EVIDENCE_RULES,
+        claim=claim,
+        evidence=render_evidence(evidence, max_doc_chars),
+        criteria=prompts.VERDICT_CRITERIA,
+    )
     return prompts.TRAINING_PROMPT.format(setup=setup, debate=render_debate(transcript))
 
 
@@ -135,21 +139,30 @@ async def correct(
 ) -> tuple[str | None, dict[str, RoleCost], list[ErrorRecord]]:
     """Ask the Corrector for the justification leading to the gold verdict."""
     prompt = prompts.CORRECTOR.format(
-        gold=record["gold_verdict"], evidence_rules=prompts.EVIDENCE_RULES, claim=record["claim"],
+        gold=record["gold_verdict"],
+        evidence_rules=prompts.EVIDENCE_RULES,
+        claim=record["claim"],
         evidence=render_evidence(record["evidence"], ctx.max_doc_chars),
         debate=render_debate(record["debate"]),
         notes=render_notes(record.get("moderator_notes", [])),
     )
     model = await model_for(ctx, "judge")
     parsed, cost, errors, _ = await ask_with_retry(
-        model, prompt, CorrectedJustification, attempts=ctx.moderator_retries + 1,
-        role="corrector", agent="corrector", stage="correct", round_no=0,
-        timeout=ctx.call_timeout_s, retries=ctx.model_retries)
+        model,
+        prompt,
+        CorrectedJustification,
+        attempts=ctx.moderator_retries + 1,
+        site=ctx.site(role="corrector", agent="corrector", stage="correct", round_no=0),
+    )
     return (parsed.justification if parsed else None), cost, errors
 
 
-async def synthesize(item: ClaimItem, ctx: DebateCVContext, corrector_ctx: DebateCVContext,
-                     use_gold_evidence: bool = True) -> dict[str, Any]:
+async def synthesize(
+    item: ClaimItem,
+    ctx: DebateCVContext,
+    corrector_ctx: DebateCVContext,
+    use_gold_evidence: bool = True,
+) -> dict[str, Any]:
     """Debate one labelled claim and, if the verdict is a wrong label, correct it."""
     inputs = EvidenceClaimInput(claim=item.claim)
     if use_gold_evidence and item.evidence:
@@ -223,16 +236,26 @@ def export_training(out_dir: str | Path, max_doc_chars: int = 2000) -> tuple[int
         prompt = training_prompt(rec["claim"], rec["evidence"], rec["debate"], max_doc_chars)
         if rec.get("status") == "correct":
             answer = verdict_response(rec["predicted_verdict"], rec["predicted_justification"])
-            sft.append({"id": rec["id"], "messages": [{"role": "user", "content": prompt},
-                                                      {"role": "assistant", "content": answer}]})
+            sft.append(
+                {
+                    "id": rec["id"],
+                    "messages": [
+                        {"role": "user", "content": prompt},
+                        {"role": "assistant", "content": answer},
+                    ],
+                }
+            )
         elif rec.get("status") == "corrected":
-            dpo.append({
-                "id": rec["id"],
-                "prompt": prompt,
-                "chosen": verdict_response(rec["gold_verdict"], rec["corrected_justification"]),
-                "rejected": verdict_response(rec["predicted_verdict"],
-                                             rec["predicted_justification"]),
-            })
+            dpo.append(
+                {
+                    "id": rec["id"],
+                    "prompt": prompt,
+                    "chosen": verdict_response(rec["gold_verdict"], rec["corrected_justification"]),
+                    "rejected": verdict_response(
+                        rec["predicted_verdict"], rec["predicted_justification"]
+                    ),
+                }
+            )
     _write_atomic(out / SFT_FILE, sft)
     _write_atomic(out / DPO_FILE, dpo)
     return len(sft), len(dpo)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from graphs.context import DebateCVContext
-from graphs.debate_cv_state import DebateCVOutput, DebateCVState, EvidenceClaimInput
-from nodes.debate_turn import make_debater_node, make_prepare_node
-from nodes.moderator import final_verdict, moderate, route_after_moderator
+from nodes.debate_cv.context import DebateCVContext
+from nodes.debate_cv.debate_turn import make_debater_node, make_prepare_node
+from nodes.debate_cv.moderator import final_verdict, moderate, route_after_moderator
+from nodes.debate_cv.state import DebateCVOutput, DebateCVState, EvidenceClaimInput
 
 builder = StateGraph(
     DebateCVState,

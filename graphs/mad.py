@@ -7,137 +7,16 @@ round limit it must give a label.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
-
 from langgraph.graph import END, START, StateGraph
-from langgraph.runtime import Runtime
 
-from graphs.context import Context
-from graphs.state import ClaimInput, DebateOutput, ErrorRecord, Turn, add_costs
-from nodes.claims import clean_claim
-from nodes.common import model_for, over_budget, settings
-from nodes.labelled import ask_label
-from prompts import baselines as prompts
-from tools.llm import ask
+from nodes.baselines.context import MADContext
+from nodes.baselines.mad import judge, make_side_node, route_after_judge
+from nodes.baselines.state import MADState
+from nodes.state import ClaimInput, DebateOutput
 
-SIDES = ("affirmative", "negative")
-
-
-@dataclass(kw_only=True)
-class MADContext(Context):
-    """MAD settings: the shared ones plus whether the judge may stop before the limit."""
-
-    judge_each_round: bool = field(
-        default=True,
-        metadata={"description": "Judge after every round and stop once it decides; off = "
-                  "judge only after the round limit."},
-    )
-
-
-class MADState(DebateOutput, total=False):
-    """The claim, the round counter and the judge's last decision."""
-
-    claim: str
-    round: int
-    decision: str
-
-
-def render_debate(transcript: list[Turn]) -> str:
-    """Render the arguments so far, in speaking order."""
-    if not transcript:
-        return "(no arguments yet)"
-    return "\n\n".join(
-        f"Round {t.get('round')}, {t.get('agent')}: {t.get('answer') or '(no answer)'}"
-        for t in transcript
-    )
-
-
-def make_side_node(side: str) -> Any:
-    """Build the argument node of one side."""
-    template = prompts.MAD_AFFIRMATIVE if side == "affirmative" else prompts.MAD_NEGATIVE
-
-    async def argue(state: MADState, runtime: Runtime[MADContext]) -> dict[str, Any]:
-        ctx = settings(runtime, MADContext)
-        update: dict[str, Any] = {}
-        if side == "affirmative":
-            round_no = state.get("round", 0) + 1
-            update.update(round=round_no, rounds=round_no)
-            if round_no == 1:
-                update["claim"] = clean_claim(state.get("claim"), ctx.max_claim_chars)
-        else:
-            round_no = state["round"]
-        claim = update.get("claim", state.get("claim", ""))
-        debate = render_debate(state.get("transcript", []))
-        prompt = template.format(claim=claim, debate_so_far=f"Debate so far:\n{debate}")
-        model = await model_for(ctx, "debater")
-        reply = await ask(model, prompt, role="debater", agent=side, stage="argue",
-                          round_no=round_no, timeout=ctx.call_timeout_s, retries=ctx.model_retries)
-        turn = Turn(round=round_no, agent=side, tool="none", evidence=[],
-                    answer=reply.text or "", label=None)
-        return {**update, "transcript": [turn], "cost": reply.cost, "errors": reply.errors}
-
-    argue.__name__ = side
-    return argue
-
-
-async def judge(state: MADState, runtime: Runtime[MADContext]) -> dict[str, Any]:
-    """Decide the label, or (before the limit, when allowed) ask for another round."""
-    ctx = settings(runtime, MADContext)
-    round_no = state["round"]
-    final = round_no >= ctx.max_rounds
-    if not final and not ctx.judge_each_round:
-        return out_of_budget(state, ctx, {}) or {"decision": "continue"}
-    prompt = prompts.MAD_JUDGE.format(
-        continue_rule=prompts.MAD_FINAL_RULE if final else prompts.MAD_CONTINUE_RULE,
-        label_instructions=prompts.NO_EVIDENCE_LABELS,
-        claim=state["claim"],
-        debate=render_debate(state.get("transcript", [])),
-    )
-    model = await model_for(ctx, "judge")
-    reply = await ask_label(model, prompt, role="judge", agent="judge", stage="judge",
-                            round_no=round_no, timeout=ctx.call_timeout_s,
-                            retries=ctx.model_retries)
-    text = reply.text
-    lines = [line.strip(" *`.") for line in text.strip().splitlines() if line.strip()]
-    wants_more = bool(lines) and lines[-1].upper() == "CONTINUE"
-    if not final and wants_more:
-        # CONTINUE is a valid answer before the limit, not a parse failure.
-        kept = [e for e in reply.errors if e.get("kind") != "parse_error"]
-        update = {"decision": "continue", "cost": reply.cost, "errors": kept}
-        return out_of_budget(state, ctx, update) or update
-    errors: list[ErrorRecord] = list(reply.errors)
-    return {
-        "decision": "done",
-        "verdict": reply.label,
-        "justification": text,
-        "stop_reason": "round_limit" if final else "moderator",
-        "cost": reply.cost,
-        "errors": errors,
-    }
-
-
-def out_of_budget(
-    state: MADState, ctx: MADContext, update: dict[str, Any]
-) -> dict[str, Any] | None:
-    """Instead of another round, stop without a verdict when the claim's budget is spent."""
-    spent = over_budget(add_costs(state.get("cost", {}), update.get("cost", {})), ctx)
-    if not spent:
-        return None
-    error = ErrorRecord(round=state["round"], agent="judge", stage="budget",
-                        kind="budget_exhausted", message=spent)
-    return {**update, "decision": "done", "verdict": None, "stop_reason": "budget_exhausted",
-            "justification": f"Stopped before a verdict: {spent}.",
-            "errors": [*update.get("errors", []), error]}
-
-
-def route_after_judge(state: MADState) -> Literal["affirmative", "__end__"]:
-    """Another round or the end."""
-    return "affirmative" if state.get("decision") == "continue" else "__end__"
-
-
-builder = StateGraph(MADState, context_schema=MADContext, input_schema=ClaimInput,
-                     output_schema=DebateOutput)
+builder = StateGraph(
+    MADState, context_schema=MADContext, input_schema=ClaimInput, output_schema=DebateOutput
+)
 builder.add_node("affirmative", make_side_node("affirmative"))
 builder.add_node("negative", make_side_node("negative"))
 builder.add_node("judge", judge)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from graphs.madam_state import MadamContext, MadamOutput, MadamState, QuestionInput
-from nodes.madam_baselines import answer_no_rag
-from nodes.madam_input import prepare_question_only
+from nodes.madam_rag.baselines import answer_no_rag
+from nodes.madam_rag.context import MadamContext
+from nodes.madam_rag.prepare import prepare_question_only
+from nodes.madam_rag.state import MadamOutput, MadamState, QuestionInput
 
 builder = StateGraph(
     MadamState, context_schema=MadamContext, input_schema=QuestionInput, output_schema=MadamOutput

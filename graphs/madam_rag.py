@@ -14,10 +14,11 @@ from typing import Any, cast
 
 from langgraph.graph import END, START, StateGraph
 
-from graphs.madam_state import MadamContext, MadamOutput, MadamState, QuestionInput
-from nodes.aggregate import aggregate
-from nodes.doc_agent import doc_agent, fan_out
-from nodes.madam_input import prepare
+from nodes.madam_rag.aggregate import aggregate
+from nodes.madam_rag.context import MadamContext
+from nodes.madam_rag.doc_agent import doc_agent, fan_out
+from nodes.madam_rag.prepare import prepare
+from nodes.madam_rag.state import MadamOutput, MadamState, QuestionInput
 
 builder = StateGraph(
     MadamState, context_schema=MadamContext, input_schema=QuestionInput, output_schema=MadamOutput

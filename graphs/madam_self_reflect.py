@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from graphs.madam_state import MadamContext, MadamOutput, QuestionInput
-from nodes.madam_baselines import ReflectState, continue_or_end, initial_answer, refine, review
-from nodes.madam_input import prepare
+from nodes.madam_rag.baselines import continue_or_end, initial_answer, refine, review
+from nodes.madam_rag.context import MadamContext
+from nodes.madam_rag.prepare import prepare
+from nodes.madam_rag.state import MadamOutput, QuestionInput, ReflectState
 
 builder = StateGraph(
-    ReflectState, context_schema=MadamContext, input_schema=QuestionInput,
+    ReflectState,
+    context_schema=MadamContext,
+    input_schema=QuestionInput,
     output_schema=MadamOutput,
 )
 builder.add_node("prepare", prepare)

@@ -41,10 +41,14 @@ METHODS: dict[str, MethodSpec] = {
     "react": MethodSpec("graphs.react_agent", "Baseline: single ReAct agent with retrieval"),
     "mad": MethodSpec("graphs.mad", "Baseline: MAD affirmative vs negative, no retrieval, judge"),
     "madke": MethodSpec("graphs.madke", "Baseline: MADKE, one shared static retrieval, judge"),
-    "mad-fact": MethodSpec("graphs.mad_fact", "MAD-Fact: clerk + role-played jury per claim, "
-                           "weighted long-form factuality scores", input_kind="answer"),
-    "single-verifier": MethodSpec("graphs.single_verifier",
-                                  "Baseline: SAFE-like single verifier, searches then rates"),
+    "mad-fact": MethodSpec(
+        "graphs.mad_fact",
+        "MAD-Fact: clerk + role-played jury per claim, weighted long-form factuality scores",
+        input_kind="answer",
+    ),
+    "single-verifier": MethodSpec(
+        "graphs.single_verifier", "Baseline: SAFE-like single verifier, searches then rates"
+    ),
     "debate-cv": MethodSpec("graphs.debate_cv", "DebateCV: pro vs con debaters, moderator decides"),
     "rag-cot": MethodSpec("graphs.rag_cot", "Baseline: RAG-CoT, one model reads the evidence"),
     "majority": MethodSpec("graphs.majority", "Baseline: 3 independent RAG-CoT votes, majority"),

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from graphs.context import ToolMADContext
-from graphs.state import ClaimInput, DebateOutput, ToolMADState
-from nodes.argue import make_argue_node
-from nodes.consensus import consensus_check, route_after_check
-from nodes.judge import judge
-from nodes.query import make_query_node
-from nodes.retrieve import make_retrieve_node
-from nodes.rounds import DEBATERS, start_round
-from nodes.score import make_score_node
+from nodes.state import ClaimInput, DebateOutput
+from nodes.tool_mad.argue import make_argue_node
+from nodes.tool_mad.consensus import consensus_check, route_after_check
+from nodes.tool_mad.context import ToolMADContext
+from nodes.tool_mad.judge import judge
+from nodes.tool_mad.query import make_query_node
+from nodes.tool_mad.retrieve import make_retrieve_node
+from nodes.tool_mad.rounds import DEBATERS, start_round
+from nodes.tool_mad.score import make_score_node
+from nodes.tool_mad.state import ToolMADState
 
 
 def make_builder(

@@ -11,9 +11,10 @@ from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
-from graphs.context import ToolMADContext, with_defaults
 from graphs.registry import METHODS
 from graphs.tool_mad import make_builder
+from nodes.context import with_defaults
+from nodes.tool_mad.context import ToolMADContext
 
 ABLATIONS: dict[str, dict[str, Any]] = {
     # method name -> the settings that differ from Tool-MAD's defaults

@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 
-from tools.evidence import Evidence
+from tools.records import Evidence
 
 
 class InputError(ValueError):

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from dataclasses import fields
 from typing import Any, Protocol, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
 
-from graphs.context import Context
-from graphs.state import RoleCost, Turn
+from nodes.context import Context
+from nodes.state import Turn
 from tools.models import resolve_model
+from tools.records import ErrorRecord, RoleCost
 
 C = TypeVar("C", bound=Context)
 
@@ -84,3 +85,35 @@ def over_budget(cost: dict[str, RoleCost], ctx: Context) -> str | None:
     if ctx.max_usd and usd >= ctx.max_usd:
         return f"${usd:.4f} reached the budget of ${ctx.max_usd:.4f}"
     return None
+
+
+def budget_error(spent: str, *, agent: str, round_no: int) -> ErrorRecord:
+    """The error record of a run stopped because its budget is spent."""
+    return ErrorRecord(
+        round=round_no, agent=agent, stage="budget", kind="budget_exhausted", message=spent
+    )
+
+
+def budget_stop(spent: str, *, agent: str, round_no: int) -> dict[str, Any]:
+    """The update that ends a debate without a verdict because its budget is spent."""
+    return {
+        "verdict": None,
+        "stop_reason": "budget_exhausted",
+        "justification": f"Stopped before a verdict: {spent}.",
+        "errors": [budget_error(spent, agent=agent, round_no=round_no)],
+    }
+
+
+R = TypeVar("R", bound=str)
+
+
+class RoutingError(RuntimeError):
+    """A node left a decision its router does not know: a bug, never a silent extra round."""
+
+
+def route(state: Mapping[str, Any], table: Mapping[str, R]) -> R:
+    """The next node for the ``decision`` a node wrote into ``state``; unknown ones raise."""
+    decision = state.get("decision")
+    if not isinstance(decision, str) or decision not in table:
+        raise RoutingError(f"unexpected decision {decision!r}; expected one of {sorted(table)}")
+    return table[decision]

@@ -6,7 +6,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from tools.evidence import Evidence
+from tools.records import Evidence
 
 _FENCE_RE = re.compile(r"<\s*/?\s*evidence", re.IGNORECASE)
 

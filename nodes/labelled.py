@@ -10,10 +10,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 
-from graphs.state import ErrorRecord, RoleCost
 from nodes.parse import ParseFailure, parse_label
-from prompts.common import LABELS_3
-from tools.llm import ask
+from prompts.labels import LABELS_3
+from tools.llm import CallSite, ask
+from tools.records import ErrorRecord, RoleCost
 
 T = TypeVar("T")
 
@@ -37,45 +37,22 @@ async def ask_parsed(
     model: BaseChatModel | Runnable[Any, BaseMessage],
     prompt: str,
     parse: Callable[[str], T | ParseFailure],
+    site: CallSite,
     *,
-    role: str,
-    agent: str,
-    stage: str,
-    round_no: int,
-    timeout: float,
-    retries: int = 2,
     on_failure: str = "",
 ) -> ParsedReply[T]:
     """Ask ``prompt`` and read the answer with ``parse``; a failure becomes an error record.
 
     ``on_failure`` is appended to the recorded reason (e.g. what the caller does instead).
     """
-    reply = await ask(
-        model,
-        prompt,
-        role=role,
-        agent=agent,
-        stage=stage,
-        round_no=round_no,
-        timeout=timeout,
-        retries=retries,
-    )
+    reply = await ask(model, prompt, site)
     errors = list(reply.errors)
     value: T | None = None
     if reply.text is not None:
         parsed = parse(reply.text)
         if isinstance(parsed, ParseFailure):
             reason = f"{parsed.reason}; {on_failure}" if on_failure else parsed.reason
-            errors.append(
-                ErrorRecord(
-                    round=round_no,
-                    agent=agent,
-                    stage=stage,
-                    kind="parse_error",
-                    message=reason,
-                    raw=parsed.raw[:2000],
-                )
-            )
+            errors.append(site.error("parse_error", reason, parsed.raw))
         else:
             value = parsed
     return ParsedReply(reply.text or "", value, reply.cost, errors)
@@ -84,13 +61,8 @@ async def ask_parsed(
 async def ask_label(
     model: BaseChatModel,
     prompt: str,
+    site: CallSite,
     *,
-    role: str,
-    agent: str,
-    stage: str,
-    round_no: int,
-    timeout: float,
-    retries: int = 2,
     labels: tuple[str, ...] = LABELS_3,
 ) -> ParsedReply[str]:
     """Ask ``prompt`` and parse the label on the last line; a failure is an error record.
@@ -102,14 +74,4 @@ async def ask_label(
     target: BaseChatModel | Runnable[Any, BaseMessage] = model
     if isinstance(model, LocalChatModel):
         target = model.bind(grammar=label_grammar(labels))
-    return await ask_parsed(
-        target,
-        prompt,
-        lambda text: parse_label(text, labels),
-        role=role,
-        agent=agent,
-        stage=stage,
-        round_no=round_no,
-        timeout=timeout,
-        retries=retries,
-    )
+    return await ask_parsed(target, prompt, lambda text: parse_label(text, labels), site)

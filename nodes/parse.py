@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from prompts.common import LABELS_3
+from prompts.labels import LABEL_SPELLINGS, LABELS_3
 
 
 @dataclass(frozen=True)
@@ -16,17 +16,7 @@ class ParseFailure:
     raw: str
 
 
-_LABEL_WORDS = {
-    "SUPPORTS": "SUPPORTS",
-    "SUPPORTED": "SUPPORTS",
-    "REFUTES": "REFUTES",
-    "REFUTED": "REFUTES",
-    "NOT ENOUGH INFO": "NOT ENOUGH INFO",
-    "NOT ENOUGH INFORMATION": "NOT ENOUGH INFO",
-    "NOT ENOUGH EVIDENCE": "NOT ENOUGH INFO",
-    "CONFLICTING": "CONFLICTING",
-    "CONFLICTING EVIDENCE": "CONFLICTING",
-}
+_LABEL_WORDS = LABEL_SPELLINGS
 _LABEL_RE = re.compile(
     r"\b(" + "|".join(sorted((re.escape(w) for w in _LABEL_WORDS), key=len, reverse=True)) + r")\b"
 )

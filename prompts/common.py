@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-LABELS_3 = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
-
 LABEL_INSTRUCTIONS = """\
 Reason step by step from the documents first. Then finish with exactly one label, alone on
 the last line, written in bold:

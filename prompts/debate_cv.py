@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from prompts.common import EVIDENCE_RULES
 
-LABELS_4 = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO", "CONFLICTING")
-
 VERDICT_CRITERIA = """\
 Verdict labels:
 - SUPPORTS: the evidence fully backs the claim.
@@ -174,7 +172,6 @@ __all__ = [
     "DEBATER_SETUP",
     "EVIDENCE_RULES",
     "FINAL_VERDICT",
-    "LABELS_4",
     "LABEL_INSTRUCTIONS_4",
     "MODERATOR_ROUND",
     "MODERATOR_SETUP",

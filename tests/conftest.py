@@ -17,8 +17,8 @@ os.environ.pop("LANGSMITH_TRACING", None)
 
 from tests.fakes import ScriptedChatModel  # noqa: E402
 from tools import retrieval  # noqa: E402
-from tools.evidence import Evidence  # noqa: E402
 from tools.models import register_model  # noqa: E402
+from tools.records import Evidence  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from graphs.tool_mad import graph
 from tests.fakes import ScriptedChatModel, ragas_rules
-from tools.evidence import Evidence
 from tools.models import register_model
+from tools.records import Evidence
 from tools.retrieval import override_tool
 
 CLAIM = "The Eiffel Tower is located in Paris."

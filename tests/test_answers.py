@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from factdebate.answers import (
+from factdebate.datasets import DatasetError, QAItem, load_ramdocs
+from tools.answers import (
     answer_scores,
     answers_match,
     clean_answers,
     mean_answer_scores,
     normalize_answer,
 )
-from factdebate.datasets import DatasetError, QAItem, load_ramdocs
 
 
 @pytest.mark.parametrize(
@@ -61,7 +61,9 @@ def test_answers_match(pred: str, ref: str, same: bool) -> None:
 
 def test_clean_answers_drops_unknown_empty_and_duplicates() -> None:
     assert clean_answers(["Unknown", "", "The Beatles", "beatles", " 1963 "]) == [
-        "The Beatles", "1963"]
+        "The Beatles",
+        "1963",
+    ]
 
 
 def test_all_gold_and_no_wrong_is_an_exact_match() -> None:
@@ -97,7 +99,11 @@ def test_a_wrong_answer_that_equals_a_gold_one_is_not_held_against_the_output() 
 def test_empty_or_unknown_prediction_scores_zero() -> None:
     for pred in ([], ["unknown"]):
         assert answer_scores(pred, gold=["1963"]) == {
-            "exact_match": 0.0, "precision": 0.0, "recall": 0.0, "f1": 0.0}
+            "exact_match": 0.0,
+            "precision": 0.0,
+            "recall": 0.0,
+            "f1": 0.0,
+        }
 
 
 def test_empty_gold_is_answered_only_by_no_answer() -> None:
@@ -107,8 +113,13 @@ def test_empty_gold_is_answered_only_by_no_answer() -> None:
 
 def test_mean_answer_scores() -> None:
     rows = [answer_scores(["a1"], ["a1"]), answer_scores([], ["a1"])]
-    assert mean_answer_scores(rows) == {"exact_match": 0.5, "precision": 0.5, "recall": 0.5,
-                                        "f1": 0.5, "n": 2.0}
+    assert mean_answer_scores(rows) == {
+        "exact_match": 0.5,
+        "precision": 0.5,
+        "recall": 0.5,
+        "f1": 0.5,
+        "n": 2.0,
+    }
     assert mean_answer_scores([])["n"] == 0.0
 
 
@@ -127,21 +138,39 @@ def ramdocs() -> dict[str, QAItem]:
 def test_real_items_formats(ramdocs: dict[str, QAItem]) -> None:
     broken_bow = ramdocs["0"]  # gold "3,559 people", wrong "10,000 people"
     assert broken_bow.gold_answers == ["3,559 people"]
-    assert answer_scores(["3559"], broken_bow.gold_answers,
-                         broken_bow.wrong_answers)["exact_match"] == 1.0
-    assert answer_scores(["3,559", "10000 people"], broken_bow.gold_answers,
-                         broken_bow.wrong_answers)["exact_match"] == 0.0
+    assert (
+        answer_scores(["3559"], broken_bow.gold_answers, broken_bow.wrong_answers)["exact_match"]
+        == 1.0
+    )
+    assert (
+        answer_scores(["3,559", "10000 people"], broken_bow.gold_answers, broken_bow.wrong_answers)[
+            "exact_match"
+        ]
+        == 0.0
+    )
     ardhangini = ramdocs["26"]  # "Assamese-language" vs "Finnish-language"
-    assert answer_scores(["Assamese language"], ardhangini.gold_answers,
-                         ardhangini.wrong_answers)["exact_match"] == 1.0
-    assert answer_scores(["Finnish"], ardhangini.gold_answers,
-                         ardhangini.wrong_answers)["recall"] == 0.0
+    assert (
+        answer_scores(["Assamese language"], ardhangini.gold_answers, ardhangini.wrong_answers)[
+            "exact_match"
+        ]
+        == 1.0
+    )
+    assert (
+        answer_scores(["Finnish"], ardhangini.gold_answers, ardhangini.wrong_answers)["recall"]
+        == 0.0
+    )
     vii = ramdocs["12"]  # gold "Blitzen Trapper", wrong "The Beatles"
-    assert answer_scores(["Blitzen Trapper", "Beatles"], vii.gold_answers,
-                         vii.wrong_answers)["exact_match"] == 0.0
+    assert (
+        answer_scores(["Blitzen Trapper", "Beatles"], vii.gold_answers, vii.wrong_answers)[
+            "exact_match"
+        ]
+        == 0.0
+    )
     louis = ramdocs["21"]  # "1 December 1737" vs "1 January 1738"
-    assert answer_scores(["1 december 1737."], louis.gold_answers,
-                         louis.wrong_answers)["exact_match"] == 1.0
+    assert (
+        answer_scores(["1 december 1737."], louis.gold_answers, louis.wrong_answers)["exact_match"]
+        == 1.0
+    )
     assert answer_scores(["1737"], louis.gold_answers, louis.wrong_answers)["recall"] == 0.0
 
 
@@ -150,13 +179,17 @@ def test_every_real_item_scores_its_gold_list_as_exact_and_gold_plus_wrong_as_no
 ) -> None:
     misled = 0
     for item in ramdocs.values():
-        assert answer_scores(item.gold_answers, item.gold_answers,
-                             item.wrong_answers)["exact_match"] == 1.0, item.id
-        wrong_only = [w for w in item.wrong_answers
-                      if not any(answers_match(w, g) for g in item.gold_answers)]
+        assert (
+            answer_scores(item.gold_answers, item.gold_answers, item.wrong_answers)["exact_match"]
+            == 1.0
+        ), item.id
+        wrong_only = [
+            w for w in item.wrong_answers if not any(answers_match(w, g) for g in item.gold_answers)
+        ]
         if wrong_only:
-            scores = answer_scores(item.gold_answers + wrong_only[:1], item.gold_answers,
-                                   item.wrong_answers)
+            scores = answer_scores(
+                item.gold_answers + wrong_only[:1], item.gold_answers, item.wrong_answers
+            )
             assert scores["exact_match"] == 0.0, item.id
             assert scores["recall"] == 1.0
             misled += 1
@@ -166,8 +199,11 @@ def test_every_real_item_scores_its_gold_list_as_exact_and_gold_plus_wrong_as_no
 def test_answers_of_correct_documents_cover_the_gold_list(ramdocs: dict[str, QAItem]) -> None:
     """The per-document answers RAMDocs ships for its correct documents match the gold list."""
     for item in list(ramdocs.values())[:100]:
-        correct = [a for a, t in zip(item.meta["doc_answers"], item.doc_types, strict=True)
-                   if t == "correct"]
+        correct = [
+            a
+            for a, t in zip(item.meta["doc_answers"], item.doc_types, strict=True)
+            if t == "correct"
+        ]
         if not correct:
             continue
         scores = answer_scores(correct, item.gold_answers, item.wrong_answers)

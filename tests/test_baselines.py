@@ -47,8 +47,11 @@ async def test_cot_unparseable_answer_is_recorded_not_guessed(scripted, fake_too
 
 async def test_react_searches_then_answers(scripted, fake_tools):
     def step(prompt: str) -> str:
-        return "SEARCH: [Eiffel Tower city]" if "(none yet)" in prompt else (
-            "Document says Paris.\n**SUPPORTS**")
+        return (
+            "SEARCH: [Eiffel Tower city]"
+            if "(none yet)" in prompt
+            else ("Document says Paris.\n**SUPPORTS**")
+        )
 
     name, model = scripted([("fact-checking agent", step)])
     out = await run("react", model=name)

@@ -35,31 +35,65 @@ def make_data(root: Path, golds: str, long_claim_at: int | None = None) -> Path:
         claim = f"Claim number {i} about Paris."
         if i == long_claim_at:
             claim += " padding" * 40
-        lines.append({"id": i, "claim": claim, "label": LABELS[g],
-                      "gold_doc_ids": [] if g == "N" else ["d1"]})
+        lines.append(
+            {
+                "id": i,
+                "claim": claim,
+                "label": LABELS[g],
+                "gold_doc_ids": [] if g == "N" else ["d1"],
+            }
+        )
     (folder / "claims.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     return root
 
 
 def bench(tmp: Path, data: Path, model: str, **kw: Any) -> dict[str, Any]:
-    args: dict[str, Any] = {"data_dir": data, "limit": None, "seed": 0, "concurrency": 2,
-                            "context": {"model": model}}
+    args: dict[str, Any] = {
+        "data_dir": data,
+        "limit": None,
+        "seed": 0,
+        "concurrency": 2,
+        "context": {"model": model},
+    }
     args.update(kw)
     return run_bench("cot", "fever-mini", tmp / "run", **args)
 
 
 def test_compute_metrics_on_hand_values() -> None:
     rows = [
-        {"gold": "SUPPORTS", "prediction": "SUPPORTS", "stop_reason": "consensus", "rounds": 1,
-         "latency_s": 1.0, "errors": [],
-         "cost": {"debater": {"llm_calls": 2, "input_tokens": 10, "output_tokens": 4},
-                  "total": {"llm_calls": 2, "input_tokens": 10, "output_tokens": 4}}},
-        {"gold": "REFUTES", "prediction": None, "stop_reason": "round_limit", "rounds": 3,
-         "latency_s": 3.0, "errors": [{"kind": "parse_error"}],
-         "cost": {"judge": {"llm_calls": 1, "input_tokens": 20, "output_tokens": 6},
-                  "total": {"llm_calls": 1, "input_tokens": 20, "output_tokens": 6}}},
-        {"gold": "REFUTES", "prediction": "SUPPORTS", "stop_reason": "error", "rounds": 0,
-         "latency_s": 2.0, "errors": [{"kind": "exception"}], "cost": {}},
+        {
+            "gold": "SUPPORTS",
+            "prediction": "SUPPORTS",
+            "stop_reason": "consensus",
+            "rounds": 1,
+            "latency_s": 1.0,
+            "errors": [],
+            "cost": {
+                "debater": {"llm_calls": 2, "input_tokens": 10, "output_tokens": 4},
+                "total": {"llm_calls": 2, "input_tokens": 10, "output_tokens": 4},
+            },
+        },
+        {
+            "gold": "REFUTES",
+            "prediction": None,
+            "stop_reason": "round_limit",
+            "rounds": 3,
+            "latency_s": 3.0,
+            "errors": [{"kind": "parse_error"}],
+            "cost": {
+                "judge": {"llm_calls": 1, "input_tokens": 20, "output_tokens": 6},
+                "total": {"llm_calls": 1, "input_tokens": 20, "output_tokens": 6},
+            },
+        },
+        {
+            "gold": "REFUTES",
+            "prediction": "SUPPORTS",
+            "stop_reason": "error",
+            "rounds": 0,
+            "latency_s": 2.0,
+            "errors": [{"kind": "exception"}],
+            "cost": {},
+        },
     ]
     m = compute_metrics(rows, ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO"))
     assert m["accuracy"] == pytest.approx(1 / 3)
@@ -67,8 +101,12 @@ def test_compute_metrics_on_hand_values() -> None:
     assert m["per_class"]["SUPPORTS"]["precision"] == pytest.approx(0.5)
     assert m["per_class"]["SUPPORTS"]["f1"] == pytest.approx(2 / 3)
     assert m["macro_f1"] == pytest.approx((2 / 3) / 3)
-    assert m["confusion"]["REFUTES"] == {"SUPPORTS": 1, "REFUTES": 0, "NOT ENOUGH INFO": 0,
-                                         "UNPARSED": 1}
+    assert m["confusion"]["REFUTES"] == {
+        "SUPPORTS": 1,
+        "REFUTES": 0,
+        "NOT ENOUGH INFO": 0,
+        "UNPARSED": 1,
+    }
     assert m["cost"]["llm_calls"] == 3 and m["cost"]["input_tokens"] == 30
     assert m["cost"]["per_item"]["output_tokens"] == pytest.approx(10 / 3)
     assert m["cost"]["per_role"]["judge"]["llm_calls"] == 1
@@ -93,8 +131,16 @@ def test_run_writes_reports_and_compare(tmp_path: Path, scripted) -> None:
     report = (run / "report.md").read_text()
     assert "| 50.0 |" in report and "confusion.png" in report and "| debater | 4 |" in report
     row = json.loads((run / "results.jsonl").read_text().splitlines()[0])
-    assert set(row) == {"id", "gold", "prediction", "stop_reason", "rounds", "cost",
-                        "latency_s", "errors"}
+    assert set(row) == {
+        "id",
+        "gold",
+        "prediction",
+        "stop_reason",
+        "rounds",
+        "cost",
+        "latency_s",
+        "errors",
+    }
     table = compare_runs([run, run])
     assert table.count("| run | cot | fever-mini | 4 | 50.0 |") == 2
 
@@ -168,8 +214,13 @@ def test_resume_after_killed_process(tmp_path: Path) -> None:
     out = tmp_path / "run"
     script = tmp_path / "child.py"
     script.write_text(textwrap.dedent(CHILD.format(repo=str(REPO), out=str(out), data=str(data))))
-    child = subprocess.Popen([sys.executable, str(script)], cwd=REPO, env={**os.environ},
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        [sys.executable, str(script)],
+        cwd=REPO,
+        env={**os.environ},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     results = out / "results.jsonl"
     deadline = time.time() + 60
     try:
@@ -192,8 +243,16 @@ def test_resume_after_killed_process(tmp_path: Path) -> None:
 
     model = ScriptedChatModel(rules=[], default="ok\n**SUPPORTS**")
     register_model("bench-resume", model)
-    m = run_bench("cot", "fever-mini", out, data_dir=data, limit=None, seed=0, concurrency=2,
-                  context={"model": "bench-resume"})
+    m = run_bench(
+        "cot",
+        "fever-mini",
+        out,
+        data_dir=data,
+        limit=None,
+        seed=0,
+        concurrency=2,
+        context={"model": "bench-resume"},
+    )
     ids = [json.loads(line)["id"] for line in results.read_text().splitlines()]
     assert len(ids) == len(set(ids)) == 24
     assert set(ids) == {str(i) for i in range(24)}
@@ -207,7 +266,7 @@ def test_fusion_and_passage_collapse() -> None:
     assert doc_ids(["a#0", "b", "a#1", "c#2"]) == ["a", "b", "c"]
     # b: 1/62 + 1/61 beats a: 1/61 + 1/63 ; c only once
     assert fuse([["a", "b", "c"], ["b", "d", "a"]]) == ["b", "a", "d", "c"]
-    assert fuse([["x"] , []], depth=1) == ["x"]
+    assert fuse([["x"], []], depth=1) == ["x"]
 
 
 SERVER_GRAPH = """
@@ -231,17 +290,26 @@ def test_server_mode_against_langgraph_dev(tmp_path: Path) -> None:
     app = tmp_path / "app"
     app.mkdir()
     (app / "bench_graph.py").write_text(SERVER_GRAPH.format(repo=str(REPO)))
-    (app / "langgraph.json").write_text(json.dumps(
-        {"graphs": {"cot": "./bench_graph.py:graph"}, "dependencies": ["."]}))
+    (app / "langgraph.json").write_text(
+        json.dumps({"graphs": {"cot": "./bench_graph.py:graph"}, "dependencies": ["."]})
+    )
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    env = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "true",
-           "PATH": f"{cli.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {
+        **os.environ,
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "true",
+        "PATH": f"{cli.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
     server = subprocess.Popen(
         [str(cli), "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser"],
-        cwd=app, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        start_new_session=True)
+        cwd=app,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.time() + 90
@@ -257,8 +325,17 @@ def test_server_mode_against_langgraph_dev(tmp_path: Path) -> None:
         else:
             pytest.fail("langgraph dev did not start within 90 s")
         data = make_data(tmp_path / "data", "RRS")
-        m = run_bench("cot", "fever-mini", tmp_path / "run", data_dir=data, limit=None, seed=0,
-                      concurrency=2, context={"model": "server-fake"}, server_url=url)
+        m = run_bench(
+            "cot",
+            "fever-mini",
+            tmp_path / "run",
+            data_dir=data,
+            limit=None,
+            seed=0,
+            concurrency=2,
+            context={"model": "server-fake"},
+            server_url=url,
+        )
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:
@@ -307,7 +384,7 @@ def ramdocs_model(scripted, items: list[Any]) -> tuple[str, ScriptedChatModel, l
 
 
 def test_ramdocs_run_scores_answers_and_resumes(tmp_path: Path, scripted) -> None:
-    from factdebate.answers import answer_scores
+    from tools.answers import answer_scores
 
     items = ramdocs_items()
     name, model, predicted = ramdocs_model(scripted, items)
@@ -315,13 +392,22 @@ def test_ramdocs_run_scores_answers_and_resumes(tmp_path: Path, scripted) -> Non
     out = tmp_path / "run"
 
     def go() -> dict[str, Any]:
-        return run_bench("madam-rag", "ramdocs", out, data_dir=None, limit=3, seed=0,
-                         concurrency=2, context={"model": name, "max_rounds": 1},
-                         progress=lambda *a: seen.append(a))
+        return run_bench(
+            "madam-rag",
+            "ramdocs",
+            out,
+            data_dir=None,
+            limit=3,
+            seed=0,
+            concurrency=2,
+            context={"model": name, "max_rounds": 1},
+            progress=lambda *a: seen.append(a),
+        )
 
     m = go()
-    hand = [answer_scores(p, i.gold, i.extra["wrong"]) for p, i in zip(predicted, items,
-                                                                       strict=True)]
+    hand = [
+        answer_scores(p, i.gold, i.extra["wrong"]) for p, i in zip(predicted, items, strict=True)
+    ]
     assert [h["exact_match"] for h in hand] == [1.0, 0.0, 0.0]  # all gold / misled / wrong
     for key in ("exact_match", "precision", "recall", "f1"):
         assert m[key] == pytest.approx(sum(h[key] for h in hand) / 3), key
@@ -360,14 +446,38 @@ def test_method_and_dataset_kinds_must_match(tmp_path: Path, scripted) -> None:
     name, model = scripted([], default="x")
     data = make_data(tmp_path / "data", "SR")
     with pytest.raises(DatasetError, match="madam-rag takes questions but fever-mini holds claims"):
-        run_bench("madam-rag", "fever-mini", tmp_path / "a", data_dir=data, limit=None, seed=0,
-                  concurrency=1, context={"model": name})
+        run_bench(
+            "madam-rag",
+            "fever-mini",
+            tmp_path / "a",
+            data_dir=data,
+            limit=None,
+            seed=0,
+            concurrency=1,
+            context={"model": name},
+        )
     with pytest.raises(DatasetError, match="cot takes claims but ramdocs holds questions"):
-        run_bench("cot", "ramdocs", tmp_path / "b", data_dir=None, limit=1, seed=0,
-                  concurrency=1, context={"model": name})
+        run_bench(
+            "cot",
+            "ramdocs",
+            tmp_path / "b",
+            data_dir=None,
+            limit=1,
+            seed=0,
+            concurrency=1,
+            context={"model": name},
+        )
     with pytest.raises(DatasetError, match="mad-fact takes answers"):
-        run_bench("mad-fact", "fever-mini", tmp_path / "c", data_dir=data, limit=None, seed=0,
-                  concurrency=1, context={"model": name})
+        run_bench(
+            "mad-fact",
+            "fever-mini",
+            tmp_path / "c",
+            data_dir=data,
+            limit=None,
+            seed=0,
+            concurrency=1,
+            context={"model": name},
+        )
     assert model.prompts == [] and not (tmp_path / "a").exists()
 
 
@@ -384,8 +494,9 @@ def test_cli_bench_names_the_mismatch(tmp_path: Path) -> None:
 
     from factdebate.cli import app
 
-    result = CliRunner().invoke(app, ["bench", "--method", "cot", "--dataset", "ramdocs",
-                                      "--out", str(tmp_path / "x")])
+    result = CliRunner().invoke(
+        app, ["bench", "--method", "cot", "--dataset", "ramdocs", "--out", str(tmp_path / "x")]
+    )
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "cot takes claims but ramdocs holds questions" in result.output
 

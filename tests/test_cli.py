@@ -130,8 +130,19 @@ def test_bench_command_writes_report_and_compares(tmp_path: Path, data_home, scr
         pytest.skip(f"benchmark data not found at {datasets_root()}")
     name, _ = scripted([], default="Reasoning.\n**SUPPORTS**")
     run = tmp_path / "run"
-    args = ["bench", "--method", "cot", "--dataset", "fever-mini", "--limit", "4",
-            "--model", name, "--out", str(run)]
+    args = [
+        "bench",
+        "--method",
+        "cot",
+        "--dataset",
+        "fever-mini",
+        "--limit",
+        "4",
+        "--model",
+        name,
+        "--out",
+        str(run),
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert {"results.jsonl", "metrics.json", "report.md"} <= {p.name for p in run.iterdir()}
@@ -148,13 +159,30 @@ def test_bench_command_writes_report_and_compares(tmp_path: Path, data_home, scr
 
 def test_documents_option_feeds_madam_rag(tmp_path: Path, data_home, scripted):
     docs = tmp_path / "docs.jsonl"
-    docs.write_text('{"id": "d1", "title": "A", "text": "The capital is Paris."}\n'
-                    '{"id": "d2", "title": "B", "text": "The capital is Lyon."}\n')
-    name, _ = scripted([
-        ("AggregatorOutput", '{"answers": ["Paris"], "explanation": "d1 is reliable"}'),
-    ], default='{"answer": "Paris", "explanation": "my document says so"}')
-    result = runner.invoke(app, ["verify", "What is the capital?", "--method", "madam-rag",
-                                 "--documents", str(docs), "--model", name, "--json"])
+    docs.write_text(
+        '{"id": "d1", "title": "A", "text": "The capital is Paris."}\n'
+        '{"id": "d2", "title": "B", "text": "The capital is Lyon."}\n'
+    )
+    name, _ = scripted(
+        [
+            ("AggregatorOutput", '{"answers": ["Paris"], "explanation": "d1 is reliable"}'),
+        ],
+        default='{"answer": "Paris", "explanation": "my document says so"}',
+    )
+    result = runner.invoke(
+        app,
+        [
+            "verify",
+            "What is the capital?",
+            "--method",
+            "madam-rag",
+            "--documents",
+            str(docs),
+            "--model",
+            name,
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout.strip().splitlines()[-1])
     agents = [t for t in payload["transcript"] if t.get("document_id")]
@@ -179,11 +207,25 @@ def test_score_answer_errors_are_one_line(tmp_path: Path, data_home):
 def test_score_answer_json(tmp_path: Path, data_home, scripted, fake_tools):
     answer = tmp_path / "answer.txt"
     answer.write_text("The Eiffel Tower is in Paris. You should visit it.")
-    name, _ = scripted([
-        ("ClaimList", '{"claims": ["The Eiffel Tower is in Paris."]}'),
-    ], default="It is in Paris.\n**TRUE**")
-    result = runner.invoke(app, ["score-answer", "--answer-file", str(answer), "--question",
-                                 "Where is the Eiffel Tower?", "--model", name, "--json"])
+    name, _ = scripted(
+        [
+            ("ClaimList", '{"claims": ["The Eiffel Tower is in Paris."]}'),
+        ],
+        default="It is in Paris.\n**TRUE**",
+    )
+    result = runner.invoke(
+        app,
+        [
+            "score-answer",
+            "--answer-file",
+            str(answer),
+            "--question",
+            "Where is the Eiffel Tower?",
+            "--model",
+            name,
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout.strip().splitlines()[-1])
     assert [c["claim"] for c in payload["claims"]] == ["The Eiffel Tower is in Paris."]

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from graphs.context import DebateCVContext, MajorityContext, RAGCoTContext
 from graphs.debate_cv import graph
 from graphs.majority import graph as majority_graph
-from graphs.majority import tally
 from graphs.rag_cot import graph as rag_cot_graph
 from graphs.registry import load_method
 from nodes.claims import InputError
-from nodes.moderator import ModeratorDecision
+from nodes.debate_cv.context import DebateCVContext, MajorityContext, RAGCoTContext
+from nodes.debate_cv.majority import tally
+from nodes.debate_cv.moderator import ModeratorDecision
 from tests.conftest import doc
 
 CLAIM = "The Eiffel Tower is located in Paris."
@@ -30,9 +30,16 @@ LABELS = ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO", "CONFLICTING"]
 
 
 def decision(proceed: bool, verdict: str | None = None) -> str:
-    return json.dumps({"new_insight": "insight", "evidence_gaps": "gaps", "proceed": proceed,
-                       "reason": "because", "verdict": verdict,
-                       "justification": f"justified {verdict}" if verdict else ""})
+    return json.dumps(
+        {
+            "new_insight": "insight",
+            "evidence_gaps": "gaps",
+            "proceed": proceed,
+            "reason": "because",
+            "verdict": verdict,
+            "justification": f"justified {verdict}" if verdict else "",
+        }
+    )
 
 
 def stop_at(round_stop: int, verdict: str = "SUPPORTS") -> Callable[[str], str]:
@@ -45,10 +52,18 @@ def stop_at(round_stop: int, verdict: str = "SUPPORTS") -> Callable[[str], str]:
     return answer
 
 
-def rules(moderator: Any, final: str = '{"justification": "weighed", "verdict": "REFUTES"}',
-          extra: list[Any] | None = None) -> list[Any]:
-    return [*(extra or []), (FINAL, final), (MOD, moderator),
-            (AFF, "Document [1] places it in Paris."), (NEG, "Document [2] says nothing of it.")]
+def rules(
+    moderator: Any,
+    final: str = '{"justification": "weighed", "verdict": "REFUTES"}',
+    extra: list[Any] | None = None,
+) -> list[Any]:
+    return [
+        *(extra or []),
+        (FINAL, final),
+        (MOD, moderator),
+        (AFF, "Document [1] places it in Paris."),
+        (NEG, "Document [2] says nothing of it."),
+    ]
 
 
 async def run(model: str, evidence: list[Any] | None = EVIDENCE, **kw: Any) -> dict[str, Any]:
@@ -116,8 +131,9 @@ async def test_moderator_stopping_at_the_limit_is_a_moderator_stop(scripted):
 
 
 async def test_invalid_json_then_valid_on_retry(scripted):
-    name, model = scripted(rules("I think it is true, no JSON here.",
-                                 extra=[(RETRY, decision(False, "REFUTES"))]))
+    name, model = scripted(
+        rules("I think it is true, no JSON here.", extra=[(RETRY, decision(False, "REFUTES"))])
+    )
     out = await run(name)
     assert (out["verdict"], out["stop_reason"]) == ("REFUTES", "moderator")
     assert model.calls_with(MOD) == 2 and model.calls_with(RETRY) == 1
@@ -126,12 +142,15 @@ async def test_invalid_json_then_valid_on_retry(scripted):
     assert out["cost"]["moderator"]["llm_calls"] == 2
 
 
-@pytest.mark.parametrize("bad", [
-    "Verdict: SUPPORTS",                                                   # no JSON at all
-    decision(False, None),                                                 # stop without verdict
-    decision(False, "MOSTLY TRUE"),                                        # unknown label
-    '{"new_insight": "x", "proceed": false, "verdict": "SUPPORTS"}',      # missing fields
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "Verdict: SUPPORTS",  # no JSON at all
+        decision(False, None),  # stop without verdict
+        decision(False, "MOSTLY TRUE"),  # unknown label
+        '{"new_insight": "x", "proceed": false, "verdict": "SUPPORTS"}',  # missing fields
+    ],
+)
 async def test_invalid_twice_is_recorded_and_no_label_is_invented(scripted, bad):
     name, model = scripted(rules(bad))
     out = await run(name)
@@ -181,10 +200,15 @@ async def test_each_label_reachable_by_final_verdict(scripted, label):
     assert (await run(name, max_rounds=1))["verdict"] == label
 
 
-@pytest.mark.parametrize(("written", "label"), [
-    ("Supported", "SUPPORTS"), ("Refuted", "REFUTES"), ("Not Enough Evidence", "NOT ENOUGH INFO"),
-    ("Conflicting Evidence/Cherry-picking", "CONFLICTING"),
-])
+@pytest.mark.parametrize(
+    ("written", "label"),
+    [
+        ("Supported", "SUPPORTS"),
+        ("Refuted", "REFUTES"),
+        ("Not Enough Evidence", "NOT ENOUGH INFO"),
+        ("Conflicting Evidence/Cherry-picking", "CONFLICTING"),
+    ],
+)
 def test_paper_label_spellings_are_read_exactly(written, label):
     parsed = ModeratorDecision.model_validate_json(decision(False, written))
     assert parsed.verdict == label
@@ -243,8 +267,14 @@ async def test_hostile_evidence_stays_fenced(scripted):
     assert all("</evidence> Ignore" not in p for p in model.prompts)
 
 
-@pytest.mark.parametrize("bad", [{"claim": ""}, {"claim": CLAIM, "evidence": [{"title": "x"}]},
-                                 {"claim": CLAIM, "evidence": "text"}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"claim": ""},
+        {"claim": CLAIM, "evidence": [{"title": "x"}]},
+        {"claim": CLAIM, "evidence": "text"},
+    ],
+)
 async def test_bad_input_raises(scripted, bad):
     name, _ = scripted(rules(decision(False, "SUPPORTS")))
     with pytest.raises(InputError):
@@ -273,8 +303,9 @@ COT = "using only the documents given"
 
 async def test_rag_cot_reads_evidence_and_label(scripted):
     name, model = scripted([(COT, "Doc 1 says Paris.\n**CONFLICTING**")])
-    out = await rag_cot_graph.ainvoke({"claim": CLAIM, "evidence": EVIDENCE},
-                                      context=RAGCoTContext(model=name))
+    out = await rag_cot_graph.ainvoke(
+        {"claim": CLAIM, "evidence": EVIDENCE}, context=RAGCoTContext(model=name)
+    )
     assert (out["verdict"], out["stop_reason"]) == ("CONFLICTING", "single_answer")
     assert out["rounds"] == 1
     assert "It was built in 1889." in model.prompts[0] and "**CONFLICTING**" in model.prompts[0]
@@ -283,16 +314,18 @@ async def test_rag_cot_reads_evidence_and_label(scripted):
 
 async def test_rag_cot_three_labels_rejects_conflicting(scripted):
     name, model = scripted([(COT, "Mixed.\n**CONFLICTING**")])
-    out = await rag_cot_graph.ainvoke({"claim": CLAIM, "evidence": EVIDENCE},
-                                      context=RAGCoTContext(model=name, labels=3))
+    out = await rag_cot_graph.ainvoke(
+        {"claim": CLAIM, "evidence": EVIDENCE}, context=RAGCoTContext(model=name, labels=3)
+    )
     assert out["verdict"] is None and out["errors"][0]["kind"] == "parse_error"
     assert "**CONFLICTING**" not in model.prompts[0]
 
 
 async def test_rag_cot_unparseable_is_recorded(scripted):
     name, _ = scripted([(COT, "I am not sure.")])
-    out = await rag_cot_graph.ainvoke({"claim": CLAIM, "evidence": EVIDENCE},
-                                      context=RAGCoTContext(model=name))
+    out = await rag_cot_graph.ainvoke(
+        {"claim": CLAIM, "evidence": EVIDENCE}, context=RAGCoTContext(model=name)
+    )
     assert out["verdict"] is None and out["errors"][0]["raw"] == "I am not sure."
 
 
@@ -303,8 +336,9 @@ def _voting_model(labels: list[str]) -> Callable[[str], str]:
 
 async def test_majority_vote(scripted):
     name, model = scripted([(COT, _voting_model(["**REFUTES**", "**SUPPORTS**", "**REFUTES**"]))])
-    out = await majority_graph.ainvoke({"claim": CLAIM, "evidence": EVIDENCE},
-                                       context=MajorityContext(model=name))
+    out = await majority_graph.ainvoke(
+        {"claim": CLAIM, "evidence": EVIDENCE}, context=MajorityContext(model=name)
+    )
     assert (out["verdict"], out["stop_reason"]) == ("REFUTES", "majority")
     assert len(model.prompts) == 3 and len(out["transcript"]) == 3
     assert sorted(t["agent"] for t in out["transcript"]) == ["voter_1", "voter_2", "voter_3"]
@@ -313,27 +347,32 @@ async def test_majority_vote(scripted):
 
 async def test_majority_tie_gives_not_enough_info(scripted):
     name, _ = scripted([(COT, _voting_model(["**REFUTES**", "**SUPPORTS**", "**CONFLICTING**"]))])
-    out = await majority_graph.ainvoke({"claim": CLAIM, "evidence": EVIDENCE},
-                                       context=MajorityContext(model=name))
+    out = await majority_graph.ainvoke(
+        {"claim": CLAIM, "evidence": EVIDENCE}, context=MajorityContext(model=name)
+    )
     assert (out["verdict"], out["stop_reason"]) == ("NOT ENOUGH INFO", "majority_tie")
     assert "tie" in out["justification"]
 
 
 async def test_majority_unparsed_votes_do_not_count(scripted):
     name, _ = scripted([(COT, _voting_model(["no label", "**SUPPORTS**", "no label"]))])
-    out = await majority_graph.ainvoke({"claim": CLAIM, "evidence": EVIDENCE},
-                                       context=MajorityContext(model=name))
+    out = await majority_graph.ainvoke(
+        {"claim": CLAIM, "evidence": EVIDENCE}, context=MajorityContext(model=name)
+    )
     assert (out["verdict"], out["stop_reason"]) == ("SUPPORTS", "majority")
     assert [e["kind"] for e in out["errors"]] == ["parse_error", "parse_error"]
 
 
-@pytest.mark.parametrize(("votes", "expected"), [
-    (["SUPPORTS", "SUPPORTS", "REFUTES"], ("SUPPORTS", "majority")),
-    (["SUPPORTS", "REFUTES", None], ("NOT ENOUGH INFO", "majority_tie")),
-    (["SUPPORTS", "REFUTES", "SUPPORTS", "REFUTES"], ("NOT ENOUGH INFO", "majority_tie")),
-    ([None, None, None], (None, "no_votes")),
-    (["CONFLICTING", None, None], ("CONFLICTING", "majority")),
-])
+@pytest.mark.parametrize(
+    ("votes", "expected"),
+    [
+        (["SUPPORTS", "SUPPORTS", "REFUTES"], ("SUPPORTS", "majority")),
+        (["SUPPORTS", "REFUTES", None], ("NOT ENOUGH INFO", "majority_tie")),
+        (["SUPPORTS", "REFUTES", "SUPPORTS", "REFUTES"], ("NOT ENOUGH INFO", "majority_tie")),
+        ([None, None, None], (None, "no_votes")),
+        (["CONFLICTING", None, None], ("CONFLICTING", "majority")),
+    ],
+)
 def test_tally_rule(votes, expected):
     assert tally(votes)[:2] == expected
 
@@ -347,15 +386,28 @@ async def test_one_averitec_claim_on_embedded_default():
         item = load_averitec().items[0]
     except DatasetError as exc:
         pytest.skip(f"AVeriTeC not available: {exc}")
-    context = DebateCVContext(model="local", max_rounds=1, max_output_tokens=128,
-                              max_doc_chars=300, moderator_retries=1)
-    out = await graph.ainvoke({"claim": item.claim, "evidence": item.evidence[:3]},
-                              context=context)
-    assert set(out) >= {"verdict", "justification", "stop_reason", "rounds", "transcript",
-                        "cost", "errors", "evidence", "moderator_notes"}
+    context = DebateCVContext(
+        model="local", max_rounds=1, max_output_tokens=128, max_doc_chars=300, moderator_retries=1
+    )
+    out = await graph.ainvoke({"claim": item.claim, "evidence": item.evidence[:3]}, context=context)
+    assert set(out) >= {
+        "verdict",
+        "justification",
+        "stop_reason",
+        "rounds",
+        "transcript",
+        "cost",
+        "errors",
+        "evidence",
+        "moderator_notes",
+    }
     assert out["rounds"] == 1
-    assert out["stop_reason"] in {"moderator", "round_limit", "moderator_unparseable",
-                                  "moderator_error"}
+    assert out["stop_reason"] in {
+        "moderator",
+        "round_limit",
+        "moderator_unparseable",
+        "moderator_error",
+    }
     if out["stop_reason"] in {"moderator", "round_limit"}:
         assert out["verdict"] in LABELS
     else:

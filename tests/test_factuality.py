@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from factdebate.factuality import (
+from tools.factuality import (
     ClaimMatcher,
     factuality_scores,
     merge_claims,
@@ -14,8 +14,12 @@ from factdebate.factuality import (
     weighted_scores,
 )
 
-A, B, C, D = ("Paris is the capital of France.", "Paris has about two million inhabitants.",
-              "The Seine flows through Paris.", "The Louvre is in Paris.")
+A, B, C, D = (
+    "Paris is the capital of France.",
+    "Paris has about two million inhabitants.",
+    "The Seine flows through Paris.",
+    "The Louvre is in Paris.",
+)
 E = "Paris hosted the 2024 Summer Olympics."
 # G = 3 references: A in all three, B in two, C and D in one each.
 REFERENCES = [[A, B, C], ["paris is the capital of FRANCE", B], [A.upper(), D]]
@@ -48,8 +52,9 @@ def test_embedding_matcher_merges_paraphrases_over_threshold():
 
 def test_hand_worked_weighted_scores():
     # Answer: A true (w 4), B true (w 3), C false (w 2), E true (no match, w 1).
-    scores, golden = factuality_scores([A, B, C, E], [True, True, False, True], REFERENCES,
-                                       ClaimMatcher(), gamma=0.8)
+    scores, golden = factuality_scores(
+        [A, B, C, E], [True, True, False, True], REFERENCES, ClaimMatcher(), gamma=0.8
+    )
     assert scores["weights"] == [4, 3, 2, 1]
     assert scores["golden_mass"] == 11  # 4 + 3 + 2 + 2
     assert scores["precision"] == pytest.approx(3 / 4)
@@ -103,10 +108,12 @@ def test_embedding_matcher_never_merges_claims_with_different_numbers():
 
 @pytest.mark.slow
 def test_minilm_matcher_merges_paraphrases_not_other_facts():
-    from nodes.score_answer import default_embed
+    from nodes.mad_fact.score_answer import default_embed
 
     matcher = ClaimMatcher(default_embed, threshold=0.9)
     assert matcher.best_match("The capital of France is Paris.", [A, C]) == 0
     assert matcher.best_match("Berlin is the capital of Germany.", [A, C]) is None
-    assert matcher.best_match("The tower was finished in 1887.",
-                              ["The tower was finished in 1889."]) is None
+    assert (
+        matcher.best_match("The tower was finished in 1887.", ["The tower was finished in 1889."])
+        is None
+    )

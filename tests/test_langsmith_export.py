@@ -84,8 +84,16 @@ def _row(
 
 def _write_run(path: Path, rows: list[dict[str, Any]], **run: Any) -> Path:
     path.mkdir(parents=True)
-    meta = {"method": "cot", "dataset": "fever-mini", "limit": len(rows), "seed": 0,
-            "context": {"model": "scripted-x"}, "server_url": None, "task": "labels", **run}
+    meta = {
+        "method": "cot",
+        "dataset": "fever-mini",
+        "limit": len(rows),
+        "seed": 0,
+        "context": {"model": "scripted-x"},
+        "server_url": None,
+        "task": "labels",
+        **run,
+    }
     (path / RUN_FILE).write_text(json.dumps(meta), encoding="utf-8")
     (path / RESULTS).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
@@ -104,12 +112,20 @@ def test_label_run_becomes_examples_runs_and_feedback(label_run: Path) -> None:
     before = sorted(p.name for p in label_run.iterdir())
     summary = push_run(label_run, experiment="cot-try", client=client)
 
-    assert summary == {"experiment": "cot-try", "dataset": "factdebate-fever-mini", "items": 3,
-                       "new_examples": 3, "accuracy": pytest.approx(1 / 3)}
+    assert summary == {
+        "experiment": "cot-try",
+        "dataset": "factdebate-fever-mini",
+        "items": 3,
+        "new_examples": 3,
+        "accuracy": pytest.approx(1 / 3),
+    }
     (created,) = client.named("create_examples")
     assert [e["inputs"] for e in created["examples"]] == [{"id": "c1"}, {"id": "c2"}, {"id": "c3"}]
     assert [e["reference_outputs"] for e in created["examples"]] == [
-        {"gold": "SUPPORTS"}, {"gold": "REFUTES"}, {"gold": "NOT ENOUGH INFO"}]
+        {"gold": "SUPPORTS"},
+        {"gold": "REFUTES"},
+        {"gold": "NOT ENOUGH INFO"},
+    ]
     (project,) = client.named("create_project")
     assert project["project_name"] == "cot-try"
     assert project["reference_dataset_id"] == created["dataset_id"]
@@ -119,9 +135,13 @@ def test_label_run_becomes_examples_runs_and_feedback(label_run: Path) -> None:
     assert [r["project_name"] for r in runs] == ["cot-try"] * 3
     assert [r["reference_example_id"] for r in runs] == [str(e["id"]) for e in created["examples"]]
     assert runs[0]["outputs"] == {
-        "prediction": "SUPPORTS", "stop_reason": "consensus", "rounds": 2,
+        "prediction": "SUPPORTS",
+        "stop_reason": "consensus",
+        "rounds": 2,
         "cost": {"total": {"llm_calls": 3, "input_tokens": 100, "output_tokens": 20}},
-        "errors": [], "latency": 1.25}
+        "errors": [],
+        "latency": 1.25,
+    }
     assert (runs[0]["end_time"] - runs[0]["start_time"]).total_seconds() == pytest.approx(1.25)
     assert runs[0]["error"] is None and "boom" in runs[2]["error"]
 
@@ -149,8 +169,11 @@ def test_calls_fit_the_installed_sdk(label_run: Path) -> None:
         assert as_sdk(**example).reference_outputs == example["reference_outputs"]
 
 
-_POSITIONAL = {"create_dataset": "dataset_name", "create_project": "project_name",
-               "create_feedback": "run_id"}
+_POSITIONAL = {
+    "create_dataset": "dataset_name",
+    "create_project": "project_name",
+    "create_feedback": "run_id",
+}
 
 
 def test_second_push_reuses_dataset_and_examples(label_run: Path) -> None:
@@ -192,8 +215,20 @@ def test_not_a_run_dir_is_a_value_error(tmp_path: Path) -> None:
 
 
 def _bench_args(name: str, out: Path, *extra: str) -> list[str]:
-    return ["bench", "--method", "cot", "--dataset", "fever-mini", "--limit", "2",
-            "--model", name, "--out", str(out), *extra]
+    return [
+        "bench",
+        "--method",
+        "cot",
+        "--dataset",
+        "fever-mini",
+        "--limit",
+        "2",
+        "--model",
+        name,
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def _need_fever() -> None:
@@ -228,8 +263,9 @@ def test_cli_flag_pushes_after_the_run(
     assert result.exit_code == 0, result.output
     assert "LangSmith experiment cot-ci: 2 items pushed" in result.output
     assert len(client.named("create_run")) == 2 and len(client.named("create_feedback")) == 2
-    on_disk = "".join(p.read_text(encoding="utf-8") for p in run.iterdir() if p.is_file()
-                      and p.suffix != ".png")
+    on_disk = "".join(
+        p.read_text(encoding="utf-8") for p in run.iterdir() if p.is_file() and p.suffix != ".png"
+    )
     assert SECRET not in on_disk and SECRET not in result.output
 
 

@@ -9,7 +9,7 @@ import llama_cpp
 import pytest
 
 from tools import local_llm
-from tools.models import ModelConfigError
+from tools.records import ModelConfigError
 
 AMX_INFO = b"CPU : AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | OPENMP = 1 | "
 SEGFAULT = "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
@@ -18,8 +18,12 @@ SEGFAULT = "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
 def test_installed_build_generates_a_token_on_this_machine():
     """Run in a child process so a crashing build fails this test instead of killing pytest."""
     path = str(local_llm.local_model_path())
-    probe = subprocess.run([sys.executable, "-c", local_llm.BUILD_PROBE, path],
-                           capture_output=True, timeout=300, check=False)
+    probe = subprocess.run(
+        [sys.executable, "-c", local_llm.BUILD_PROBE, path],
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
     assert probe.returncode == 0, (
         f"llama.cpp died with {probe.returncode}: {probe.stderr.decode()[-500:]}; "
         f"rebuild with {local_llm.PORTABLE_REBUILD}"

@@ -14,12 +14,11 @@ from factdebate.long_form import aevaluate_checker, ascore_answer
 from graphs.jury import graph as jury_graph
 from graphs.mad_fact import builder as mad_fact_builder
 from graphs.mad_fact import graph
-from graphs.mad_fact_state import MADFactContext
 from graphs.registry import METHODS, load_method
-from graphs.single_verifier import SingleVerifierContext
 from graphs.single_verifier import graph as verifier_graph
-from nodes.clerk import is_checkable
-from nodes.jury import majority, parse_confidence, parse_truth, strategy_for
+from nodes.mad_fact.clerk import is_checkable
+from nodes.mad_fact.context import MADFactContext, SingleVerifierContext
+from nodes.mad_fact.jury import majority, parse_confidence, parse_truth, strategy_for
 from nodes.parse import ParseFailure
 
 CLERK = "You are the clerk of a fact-checking jury"
@@ -42,14 +41,20 @@ def role(title: str) -> Any:
 
 def opinion(label: str, title: str | None = None, claim: str | None = None) -> tuple[Any, str]:
     def match(p: str) -> bool:
-        return (OPINION in p and (title is None or f"You are the {title} on a jury" in p)
-                and (claim is None or "Claim (" in p and claim in p.split("\n\n")[1]))
+        return (
+            OPINION in p
+            and (title is None or f"You are the {title} on a jury" in p)
+            and (claim is None or "Claim (" in p and claim in p.split("\n\n")[1])
+        )
+
     return (match, f"Reasoned.\n**{label}**")
 
 
 def confidence(value: float, title: str | None = None) -> tuple[Any, str]:
-    return (lambda p: CONF in p and (title is None or f"You are the {title} on a" in p),
-            f"I know this well.\nCONFIDENCE: {value}")
+    return (
+        lambda p: CONF in p and (title is None or f"You are the {title} on a" in p),
+        f"I know this well.\nCONFIDENCE: {value}",
+    )
 
 
 def query_by_role() -> tuple[Any, Any]:
@@ -58,6 +63,7 @@ def query_by_role() -> tuple[Any, Any]:
             if f"You are the {title} on a jury" in p:
                 return f"[{title} Eiffel Tower]"
         return "[Eiffel Tower]"
+
     return (QUERY, answer)
 
 
@@ -70,6 +76,7 @@ async def run_jury(model: str, claim: str = CLAIM, **settings: Any) -> dict[str,
 
 
 # ------------------------------------------------------------------ parsers and units
+
 
 def test_parse_truth_reads_last_line_and_refuses_to_guess():
     assert parse_truth("Evidence agrees.\n**TRUE**") == "TRUE"
@@ -94,18 +101,30 @@ def test_strategies_per_rule_and_round():
 
 
 def test_majority_and_tie_break_by_last_readable_speaker():
-    assert majority(["TRUE", "FALSE", "FALSE"]) == ("FALSE", {"TRUE": 1, "FALSE": 2,
-                                                              "unparsed": 0}, False)
+    assert majority(["TRUE", "FALSE", "FALSE"]) == (
+        "FALSE",
+        {"TRUE": 1, "FALSE": 2, "unparsed": 0},
+        False,
+    )
     assert majority(["FALSE", "TRUE"])[0:3:2] == ("TRUE", True)
-    assert majority(["TRUE", "FALSE", None]) == ("FALSE", {"TRUE": 1, "FALSE": 1,
-                                                           "unparsed": 1}, True)
+    assert majority(["TRUE", "FALSE", None]) == (
+        "FALSE",
+        {"TRUE": 1, "FALSE": 1, "unparsed": 1},
+        True,
+    )
     assert majority([None, None])[0] is None
 
 
 def test_checkable_filter():
     assert is_checkable("Paris is the capital of France.")
-    for text in ("You should visit in spring.", "I think Paris is lovely.", "Is it worth it?",
-                 "Consider booking early.", "In my opinion the tower is ugly.", "Hope so."):
+    for text in (
+        "You should visit in spring.",
+        "I think Paris is lovely.",
+        "Is it worth it?",
+        "Consider booking early.",
+        "In my opinion the tower is ugly.",
+        "Hope so.",
+    ):
         assert not is_checkable(text)
 
 
@@ -119,11 +138,14 @@ def test_context_validation():
     with pytest.raises(ValueError):
         MADFactContext(roles=["judge"], n_evaluators=1)
     assert MADFactContext(n_evaluators=2, roles=["scientist", "critic"]).jury_roles() == [
-        "scientist", "critic"]
+        "scientist",
+        "critic",
+    ]
     assert MADFactContext().jury_roles() == ["general_public", "critic", "news_author"]
 
 
 # ------------------------------------------------------------------ graph shape
+
 
 def test_jury_is_a_real_subgraph_and_registered():
     assert mad_fact_builder.nodes["jury"].runnable is jury_graph
@@ -137,14 +159,26 @@ def test_jury_is_a_real_subgraph_and_registered():
 
 # ------------------------------------------------------------------ clerk
 
+
 async def test_clerk_drops_non_checkable_sentences(scripted, fake_tools):
-    name, model = scripted([
-        clerk_rule([CLAIM, "You should visit in spring.", "I think it is beautiful.", CLAIM2,
-                    "the eiffel tower is in paris"]),
-        confidence(0.9), opinion("TRUE"),
-    ])
-    out = await ascore_answer(ANSWER, "Tell me about the Eiffel Tower.", model=model and name,
-                              merge_method="text")
+    name, model = scripted(
+        [
+            clerk_rule(
+                [
+                    CLAIM,
+                    "You should visit in spring.",
+                    "I think it is beautiful.",
+                    CLAIM2,
+                    "the eiffel tower is in paris",
+                ]
+            ),
+            confidence(0.9),
+            opinion("TRUE"),
+        ]
+    )
+    out = await ascore_answer(
+        ANSWER, "Tell me about the Eiffel Tower.", model=model and name, merge_method="text"
+    )
     assert [c["claim"] for c in out["claims"]] == [CLAIM, CLAIM2]
     assert out["dropped"] == ["You should visit in spring.", "I think it is beautiful."]
     clerk_prompt = next(p for p in model.prompts if CLERK in p)
@@ -169,9 +203,11 @@ async def test_clerk_parse_failure_is_recorded_and_nothing_is_judged(scripted, f
 
 # ------------------------------------------------------------------ debate rules
 
+
 async def test_rule1_searches_only_when_unsure_then_discusses(scripted, fake_tools):
-    name, model = scripted([confidence(0.3, "Critic"), confidence(0.9), query_by_role(),
-                            opinion("TRUE")])
+    name, model = scripted(
+        [confidence(0.3, "Critic"), confidence(0.9), query_by_role(), opinion("TRUE")]
+    )
     out = await run_jury(name, debate_rule=1)
     result = out["claim_results"][0]
     assert result["verdict"] == "TRUE" and result["rounds"] == 2
@@ -179,9 +215,13 @@ async def test_rule1_searches_only_when_unsure_then_discusses(scripted, fake_too
     assert fake_tools["search"] == ["Critic Eiffel Tower"]
     turns = out["transcript"]
     assert [(t["round"], t["agent"], t["strategy"]) for t in turns] == [
-        (1, "general_public", "conditional"), (1, "critic", "conditional"),
-        (1, "news_author", "conditional"), (2, "general_public", "direct"),
-        (2, "critic", "direct"), (2, "news_author", "direct")]
+        (1, "general_public", "conditional"),
+        (1, "critic", "conditional"),
+        (1, "news_author", "conditional"),
+        (2, "general_public", "direct"),
+        (2, "critic", "direct"),
+        (2, "news_author", "direct"),
+    ]
     assert [t["query"] for t in turns] == ["", "Critic Eiffel Tower", "", "", "", ""]
     assert turns[1]["confidence"] == 0.3
     assert model.calls_with(CONF) == 3
@@ -202,8 +242,11 @@ async def test_rule2_mandatory_search_in_round_one(scripted, fake_tools):
     out = await run_jury(name, debate_rule=2)
     assert out["claim_results"][0]["verdict"] == "FALSE"
     assert model.calls_with(CONF) == 0
-    assert fake_tools["search"] == ["Member of the Public Eiffel Tower", "Critic Eiffel Tower",
-                                    "News Author Eiffel Tower"]
+    assert fake_tools["search"] == [
+        "Member of the Public Eiffel Tower",
+        "Critic Eiffel Tower",
+        "News Author Eiffel Tower",
+    ]
     assert [t["strategy"] for t in out["transcript"]] == ["search"] * 3 + ["direct"] * 3
     assert out["claim_results"][0]["queries"] == fake_tools["search"]
     assert all(t["evidence"] for t in out["transcript"][:3])
@@ -219,18 +262,19 @@ async def test_rule3_stops_after_round_one_on_agreement(scripted, fake_tools):
 
 
 async def test_rule3_without_agreement_searches_before_round_two(scripted, fake_tools):
-    name, _ = scripted([confidence(0.95), query_by_role(), opinion("FALSE", "Critic"),
-                        opinion("TRUE")])
+    name, _ = scripted(
+        [confidence(0.95), query_by_role(), opinion("FALSE", "Critic"), opinion("TRUE")]
+    )
     out = await run_jury(name, debate_rule=3)
     result = out["claim_results"][0]
     assert result["rounds"] == 2 and result["stop_reason"] == "round_limit"
-    assert result["verdict"] == "TRUE" and result["votes"] == {"TRUE": 2, "FALSE": 1,
-                                                               "unparsed": 0}
+    assert result["verdict"] == "TRUE" and result["votes"] == {"TRUE": 2, "FALSE": 1, "unparsed": 0}
     assert [t["strategy"] for t in out["transcript"]] == ["conditional"] * 3 + ["search"] * 3
     assert len(fake_tools["search"]) == 3
 
 
 # ------------------------------------------------------------------ queries
+
 
 async def test_repeated_query_is_recorded_and_never_run(scripted, fake_tools):
     name, model = scripted([(QUERY, "[Eiffel Tower location]"), opinion("TRUE")])
@@ -245,8 +289,11 @@ async def test_repeated_query_is_recorded_and_never_run(scripted, fake_tools):
 async def test_repeated_query_is_replaced_on_a_second_try(scripted, fake_tools):
     def query(p: str) -> str:
         # repeats the first query until the prompt lists it as rejected too
-        return "[Eiffel Tower city]" if p.count("- [eiffel tower LOCATION]") >= 2 else (
-            "[eiffel tower LOCATION]")
+        return (
+            "[Eiffel Tower city]"
+            if p.count("- [eiffel tower LOCATION]") >= 2
+            else ("[eiffel tower LOCATION]")
+        )
 
     name, _ = scripted([(QUERY, query), opinion("TRUE")])
     out = await run_jury(name, debate_rule=2, max_rounds=1, n_evaluators=2)
@@ -269,18 +316,25 @@ async def test_search_failure_is_recorded(scripted, fake_tools):
 
 # ------------------------------------------------------------------ judge
 
+
 async def test_tie_goes_to_last_speaker(scripted, fake_tools):
-    name, _ = scripted([confidence(0.9), opinion("TRUE", "Member of the Public"),
-                        opinion("FALSE", "Critic")])
+    name, _ = scripted(
+        [confidence(0.9), opinion("TRUE", "Member of the Public"), opinion("FALSE", "Critic")]
+    )
     out = await run_jury(name, n_evaluators=2)
     result = out["claim_results"][0]
     assert result["verdict"] == "FALSE" and result["tie_break"] is True
 
 
 async def test_unreadable_opinion_is_recorded_not_counted(scripted, fake_tools):
-    name, _ = scripted([confidence(0.9), opinion("TRUE", "Member of the Public"),
-                        (lambda p: OPINION in p and "Critic on a" in p, "Hard to say."),
-                        opinion("FALSE", "News Author")])
+    name, _ = scripted(
+        [
+            confidence(0.9),
+            opinion("TRUE", "Member of the Public"),
+            (lambda p: OPINION in p and "Critic on a" in p, "Hard to say."),
+            opinion("FALSE", "News Author"),
+        ]
+    )
     out = await run_jury(name, max_rounds=1)
     result = out["claim_results"][0]
     assert result["votes"] == {"TRUE": 1, "FALSE": 1, "unparsed": 1}
@@ -298,6 +352,7 @@ async def test_no_readable_opinion_gives_no_verdict(scripted, fake_tools):
 
 # ------------------------------------------------------------------ answer level
 
+
 async def test_claims_are_checked_concurrently_up_to_the_cap(scripted, fake_tools):
     claims = [f"Claim number {i} is a fact." for i in range(5)]
     lock, state = threading.Lock(), {"now": 0, "max": 0}
@@ -312,9 +367,16 @@ async def test_claims_are_checked_concurrently_up_to_the_cap(scripted, fake_tool
         return "Known.\n**FALSE**" if "number 3" in prompt else "Known.\n**TRUE**"
 
     name, _ = scripted([clerk_rule(claims), query_by_role(), (OPINION, slow)])
-    out = await ascore_answer(" ".join(claims), model=name, merge_method="text",
-                              debate_rule=2, max_rounds=1, n_evaluators=1,
-                              claim_concurrency=2, query_attempts=1)
+    out = await ascore_answer(
+        " ".join(claims),
+        model=name,
+        merge_method="text",
+        debate_rule=2,
+        max_rounds=1,
+        n_evaluators=1,
+        claim_concurrency=2,
+        query_attempts=1,
+    )
     assert state["max"] == 2
     assert [c["claim_id"] for c in out["claims"]] == [0, 1, 2, 3, 4]
     assert [c["verdict"] for c in out["claims"]] == ["TRUE", "TRUE", "TRUE", "FALSE", "TRUE"]
@@ -324,21 +386,34 @@ async def test_claims_are_checked_concurrently_up_to_the_cap(scripted, fake_tool
 
 
 async def test_weighted_scores_with_supplied_references(scripted, fake_tools):
-    a, b, c, e = ("Paris is the capital of France.", "Paris has two million inhabitants.",
-                  "The Seine flows through Paris.", "Paris hosted the 2024 Olympics.")
+    a, b, c, e = (
+        "Paris is the capital of France.",
+        "Paris has two million inhabitants.",
+        "The Seine flows through Paris.",
+        "Paris hosted the 2024 Olympics.",
+    )
     refs = ["Reference one.", "Reference two.", "Reference three."]
     answer = "My answer about Paris."
-    name, model = scripted([
-        clerk_rule([a, b, c], "<answer>\nReference one."),
-        clerk_rule([a, b], "<answer>\nReference two."),
-        clerk_rule([a, "The Louvre is in Paris."], "<answer>\nReference three."),
-        clerk_rule([a, b, c, e], f"<answer>\n{answer}"),
-        (lambda p: OPINION in p and c in p.split("What the jurors")[0], "No.\n**FALSE**"),
-        opinion("TRUE"),
-    ])
-    out = await ascore_answer(answer, "Tell me about Paris.", refs, model=name,
-                              merge_method="text", debate_rule=2, max_rounds=1,
-                              n_evaluators=1)
+    name, model = scripted(
+        [
+            clerk_rule([a, b, c], "<answer>\nReference one."),
+            clerk_rule([a, b], "<answer>\nReference two."),
+            clerk_rule([a, "The Louvre is in Paris."], "<answer>\nReference three."),
+            clerk_rule([a, b, c, e], f"<answer>\n{answer}"),
+            (lambda p: OPINION in p and c in p.split("What the jurors")[0], "No.\n**FALSE**"),
+            opinion("TRUE"),
+        ]
+    )
+    out = await ascore_answer(
+        answer,
+        "Tell me about Paris.",
+        refs,
+        model=name,
+        merge_method="text",
+        debate_rule=2,
+        max_rounds=1,
+        n_evaluators=1,
+    )
     s = out["scores"]
     assert [c_["verdict"] for c_ in out["claims"]] == ["TRUE", "TRUE", "FALSE", "TRUE"]
     assert s["weights"] == [4, 3, 2, 1] and s["golden_mass"] == 11
@@ -352,12 +427,22 @@ async def test_weighted_scores_with_supplied_references(scripted, fake_tools):
 async def test_expert_models_write_references(scripted, fake_tools):
     expert_a, _ = scripted([("Answer the question below", "Paris is the capital.")])
     expert_b, _ = scripted([("Answer the question below", "Paris is the capital city.")])
-    name, _ = scripted([
-        clerk_rule(["Paris is the capital of France."]), opinion("TRUE"),
-    ])
-    out = await ascore_answer("Paris is the capital.", "What is the capital of France?",
-                              model=name, merge_method="text", debate_rule=2, max_rounds=1,
-                              n_evaluators=1, expert_models=[expert_a, expert_b])
+    name, _ = scripted(
+        [
+            clerk_rule(["Paris is the capital of France."]),
+            opinion("TRUE"),
+        ]
+    )
+    out = await ascore_answer(
+        "Paris is the capital.",
+        "What is the capital of France?",
+        model=name,
+        merge_method="text",
+        debate_rule=2,
+        max_rounds=1,
+        n_evaluators=1,
+        expert_models=[expert_a, expert_b],
+    )
     assert out["scores"]["n_references"] == 2
     assert out["golden"][0]["frequency"] == 2 and out["golden"][0]["weight"] == 3
     assert out["scores"]["recall_at_gamma"] == 1.0
@@ -366,25 +451,36 @@ async def test_expert_models_write_references(scripted, fake_tools):
 
 # ------------------------------------------------------------------ baseline and evaluation
 
+
 async def test_single_verifier_searches_new_queries_then_rates(scripted, fake_tools):
     def query(p: str) -> str:
         return "[tower height]" if "[tower location]" in p else "[tower location]"
 
     name, model = scripted([("Write the next search query", query), (RATE, "Wrong.\n**FALSE**")])
-    out = await verifier_graph.ainvoke({"claim": CLAIM},
-                                       context=SingleVerifierContext(model=name, search_steps=2))
+    out = await verifier_graph.ainvoke(
+        {"claim": CLAIM}, context=SingleVerifierContext(model=name, search_steps=2)
+    )
     assert out["verdict"] == "FALSE" and out["rounds"] == 2
     assert fake_tools["search"] == ["tower location", "tower height"]
     assert "[tower height]" in next(p for p in model.prompts if RATE in p)
 
 
 async def test_checker_evaluation_gives_per_class_scores(scripted, fake_tools):
-    items = [AtomicClaimItem("1", CLAIM, True), AtomicClaimItem("2", "Paris is in Peru.", False),
-             AtomicClaimItem("3", "The Seine is in Rome.", False)]
-    name, _ = scripted([(lambda p: OPINION in p and "Peru" in p, "No.\n**FALSE**"),
-                        confidence(0.9), opinion("TRUE")])
-    report = await aevaluate_checker(items, "mad-fact", model=name, max_rounds=1,
-                                     n_evaluators=1, merge_method="text")
+    items = [
+        AtomicClaimItem("1", CLAIM, True),
+        AtomicClaimItem("2", "Paris is in Peru.", False),
+        AtomicClaimItem("3", "The Seine is in Rome.", False),
+    ]
+    name, _ = scripted(
+        [
+            (lambda p: OPINION in p and "Peru" in p, "No.\n**FALSE**"),
+            confidence(0.9),
+            opinion("TRUE"),
+        ]
+    )
+    report = await aevaluate_checker(
+        items, "mad-fact", model=name, max_rounds=1, n_evaluators=1, merge_method="text"
+    )
     m = report["metrics"]
     assert m["per_class"]["TRUE"]["precision"] == 0.5 and m["per_class"]["TRUE"]["recall"] == 1
     assert m["per_class"]["FALSE"]["precision"] == 1 and m["per_class"]["FALSE"]["recall"] == 0.5
@@ -408,21 +504,40 @@ async def test_checker_evaluation_on_factcheck_bench_items(scripted, fake_tools)
 
 # ------------------------------------------------------------------ end to end
 
+
 @pytest.mark.slow
 async def test_end_to_end_on_embedded_model(fake_tools):
     out = await ascore_answer(
-        "The Eiffel Tower is in Paris. It opened in 1889.", "Where is the Eiffel Tower?",
-        model="local", max_rounds=1, n_evaluators=2, max_output_tokens=96, max_claims=2,
-        merge_method="text", claim_concurrency=2)
-    for key in ("verdict", "justification", "stop_reason", "rounds", "transcript", "cost",
-                "errors", "claims", "scores"):
+        "The Eiffel Tower is in Paris. It opened in 1889.",
+        "Where is the Eiffel Tower?",
+        model="local",
+        max_rounds=1,
+        n_evaluators=2,
+        max_output_tokens=96,
+        max_claims=2,
+        merge_method="text",
+        claim_concurrency=2,
+    )
+    for key in (
+        "verdict",
+        "justification",
+        "stop_reason",
+        "rounds",
+        "transcript",
+        "cost",
+        "errors",
+        "claims",
+        "scores",
+    ):
         assert key in out
     assert out["stop_reason"] in ("scored", "no_claims")
     assert out["cost"]["total"]["llm_calls"] >= 1
     assert all(c["verdict"] in ("TRUE", "FALSE", None) for c in out["claims"])
     # SmolLM2 often finds no claims at all: run the jury on one claim as well.
-    jury = await jury_graph.ainvoke({"claim": CLAIM}, context=MADFactContext(
-        model="local", max_rounds=1, n_evaluators=2, max_output_tokens=96))
+    jury = await jury_graph.ainvoke(
+        {"claim": CLAIM},
+        context=MADFactContext(model="local", max_rounds=1, n_evaluators=2, max_output_tokens=96),
+    )
     result = jury["claim_results"][0]
     assert result["verdict"] in ("TRUE", "FALSE", None) and result["rounds"] == 1
     assert [t["agent"] for t in jury["transcript"]] == ["general_public", "critic"]
@@ -433,7 +548,8 @@ def test_input_output_and_context_schemas_render():
     """Studio and the server build their forms from these JSON schemas."""
     assert set(graph.get_input_jsonschema()["properties"]) == {"question", "answer", "references"}
     assert {"verdict", "claims", "scores", "transcript", "cost", "errors"} <= set(
-        graph.get_output_jsonschema()["properties"])
+        graph.get_output_jsonschema()["properties"]
+    )
     assert "claim" in jury_graph.get_input_jsonschema()["properties"]
     assert "claim_results" in jury_graph.get_output_jsonschema()["properties"]
     assert "search_steps" in verifier_graph.get_context_jsonschema()["properties"]

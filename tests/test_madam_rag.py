@@ -13,17 +13,17 @@ from typing import Any
 
 import pytest
 
-from factdebate.answers import answer_scores
 from graphs.madam_concat_rag import graph as concat_graph
 from graphs.madam_no_rag import graph as no_rag_graph
 from graphs.madam_rag import graph
 from graphs.madam_self_reflect import graph as reflect_graph
-from graphs.madam_state import MadamContext
 from graphs.registry import METHODS, load_method
 from nodes.claims import InputError
+from nodes.madam_rag.context import MadamContext
 from tests.conftest import doc
 from tools import retrieval
-from tools.evidence import Evidence
+from tools.answers import answer_scores
+from tools.records import Evidence
 
 QUESTION = "In which year was Michael Jordan born?"
 AGENT_MARK = "You are one of several agents"
@@ -69,13 +69,15 @@ async def run(model: str, docs: list[Evidence] | None, **settings: Any) -> dict[
 
 
 def agents_of(out: dict[str, Any], round_no: int) -> dict[str, dict[str, Any]]:
-    return {t["agent"]: t for t in out["transcript"]
-            if t["round"] == round_no and "document_id" in t}
+    return {
+        t["agent"]: t for t in out["transcript"] if t["round"] == round_no and "document_id" in t
+    }
 
 
 def aggregator_of(out: dict[str, Any], round_no: int) -> dict[str, Any]:
-    return next(t for t in out["transcript"]
-                if t["round"] == round_no and t["agent"] == "aggregator")
+    return next(
+        t for t in out["transcript"] if t["round"] == round_no and t["agent"] == "aggregator"
+    )
 
 
 # --------------------------------------------------------------------------- MADAM-RAG
@@ -90,7 +92,9 @@ async def test_ambiguity_two_valid_answers_both_survive(scripted):
     assert out["rounds"] == 2
     first = agents_of(out, 1)
     assert {a: t["document_id"] for a, t in first.items()} == {
-        "agent_1": "jordan-nba", "agent_2": "jordan-prof"}
+        "agent_1": "jordan-nba",
+        "agent_2": "jordan-prof",
+    }
     assert [e["id"] for e in first["agent_1"]["evidence"]] == ["jordan-nba"]
     assert first["agent_2"]["answer"] == "1956"
     assert out["errors"] == []
@@ -117,7 +121,11 @@ async def test_misinformation_lone_wrong_agent_is_dropped(scripted):
     agg_prompt = next(p for p in model.prompts if AGG_MARK in p)
     assert "answer: 1998." in agg_prompt  # the aggregator saw it, and dropped it
     assert answer_scores(out["answers"], ["1963"], ["1998"]) == {
-        "exact_match": 1.0, "precision": 1.0, "recall": 1.0, "f1": 1.0}
+        "exact_match": 1.0,
+        "precision": 1.0,
+        "recall": 1.0,
+        "f1": 1.0,
+    }
 
 
 async def test_early_stop_at_round_two_when_answers_repeat(scripted):
@@ -140,14 +148,15 @@ async def test_early_stop_at_round_two_when_answers_repeat(scripted):
 
 async def test_round_limit_when_an_agent_keeps_changing(scripted):
     counter = itertools.count(1)
-    rules = [(AGG_MARK, aggregator_keeping()),
-             ("basketball player", agent_json("1963")),
-             ("Berkeley professor", lambda p: agent_json(f"195{next(counter)}"))]
+    rules = [
+        (AGG_MARK, aggregator_keeping()),
+        ("basketball player", agent_json("1963")),
+        ("Berkeley professor", lambda p: agent_json(f"195{next(counter)}")),
+    ]
     name, model = scripted(rules)
     out = await run(name, [NBA, PROF], max_rounds=3)
     assert (out["stop_reason"], out["rounds"]) == ("round_limit", 3)
-    assert [agents_of(out, r)["agent_2"]["answer"] for r in (1, 2, 3)] == [
-        "1951", "1952", "1953"]
+    assert [agents_of(out, r)["agent_2"]["answer"] for r in (1, 2, 3)] == ["1951", "1952", "1953"]
     assert set(out["answers"]) == {"1963", "1953"}
     assert model.calls_with(AGG_MARK) == 3
 
@@ -174,9 +183,11 @@ async def test_unparseable_agent_is_recorded_and_the_others_proceed(scripted):
 
 
 async def test_agent_model_error_is_recorded(scripted):
-    rules = [(AGG_MARK, aggregator_keeping()),
-             ("Berkeley professor", RuntimeError("provider down")),
-             ("basketball player", agent_json("1963"))]
+    rules = [
+        (AGG_MARK, aggregator_keeping()),
+        ("Berkeley professor", RuntimeError("provider down")),
+        ("basketball player", agent_json("1963")),
+    ]
     name, _ = scripted(rules)
     out = await run(name, [NBA, PROF], max_rounds=1)
     assert [(e["agent"], e["kind"]) for e in out["errors"]] == [("agent_2", "model_error")]
@@ -205,8 +216,10 @@ async def test_unparseable_aggregator_is_recorded_not_guessed(scripted):
 
 
 async def test_aggregator_unknown_gives_verdict_unknown(scripted):
-    rules = [(AGG_MARK, json.dumps({"answers": ["unknown"], "explanation": "none backed"})),
-             *jordan_rules()[1:]]
+    rules = [
+        (AGG_MARK, json.dumps({"answers": ["unknown"], "explanation": "none backed"})),
+        *jordan_rules()[1:],
+    ]
     name, _ = scripted(rules)
     out = await run(name, [NBA], max_rounds=1)
     assert (out["answers"], out["verdict"]) == ([], "unknown")
@@ -265,7 +278,8 @@ async def test_twenty_documents_run_concurrently_under_the_cap(scripted):
     assert 2 <= load["peak"] <= 3
     assert len(agents_of(out, 1)) == 20
     assert {t["document_id"] for t in agents_of(out, 1).values()} == {
-        f"fact-{i}" for i in range(1, 21)}
+        f"fact-{i}" for i in range(1, 21)
+    }
     assert (out["stop_reason"], out["rounds"], out["answers"]) == ("answers_stable", 2, ["42"])
     assert out["cost"]["total"]["llm_calls"] == 20 * 2 + 2
 
@@ -305,9 +319,11 @@ async def test_retrieval_failure_ends_with_no_documents(scripted):
 
 @pytest.mark.parametrize(
     ("payload", "message"),
-    [({"question": "   "}, "question is empty"),
-     ({"question": QUESTION, "documents": "not a list"}, "documents must be a list"),
-     ({"question": QUESTION, "documents": [{"title": "no text"}]}, "'text' string")],
+    [
+        ({"question": "   "}, "question is empty"),
+        ({"question": QUESTION, "documents": "not a list"}, "documents must be a list"),
+        ({"question": QUESTION, "documents": [{"title": "no text"}]}, "'text' string"),
+    ],
 )
 async def test_bad_input_is_rejected(scripted, payload, message):
     name, _ = scripted(jordan_rules())
@@ -324,8 +340,13 @@ def test_settings_are_checked():
 
 def test_graph_drawing_shows_every_branch():
     mermaid = graph.get_graph().draw_mermaid()
-    for edge in ("prepare -.-> doc_agent", "prepare -.-> __end__", "doc_agent --> aggregate",
-                 "aggregate -.-> doc_agent", "aggregate -.-> __end__"):
+    for edge in (
+        "prepare -.-> doc_agent",
+        "prepare -.-> __end__",
+        "doc_agent --> aggregate",
+        "aggregate -.-> doc_agent",
+        "aggregate -.-> __end__",
+    ):
         assert edge in mermaid
 
 
@@ -344,10 +365,14 @@ LIST_REPLY = json.dumps({"answers": ["1963", "1956"], "explanation": "Two people
 
 async def test_no_rag_baseline_answers_from_the_question_only(scripted, fake_tools):
     name, model = scripted([("own knowledge", LIST_REPLY)])
-    out = await no_rag_graph.ainvoke({"question": QUESTION, "documents": [NBA]},
-                                     context=MadamContext(model=name))
+    out = await no_rag_graph.ainvoke(
+        {"question": QUESTION, "documents": [NBA]}, context=MadamContext(model=name)
+    )
     assert (out["answers"], out["stop_reason"], out["rounds"]) == (
-        ["1963", "1956"], "single_answer", 1)
+        ["1963", "1956"],
+        "single_answer",
+        1,
+    )
     assert fake_tools["rag"] == []
     assert len(model.prompts) == 1 and NBA["text"] not in model.prompts[0]
     assert out["documents"] == []
@@ -355,8 +380,9 @@ async def test_no_rag_baseline_answers_from_the_question_only(scripted, fake_too
 
 async def test_concat_baseline_puts_every_document_in_one_prompt(scripted):
     name, model = scripted([("Read all documents", LIST_REPLY)])
-    out = await concat_graph.ainvoke({"question": QUESTION, "documents": [NBA, PROF, FAKE]},
-                                     context=MadamContext(model=name))
+    out = await concat_graph.ainvoke(
+        {"question": QUESTION, "documents": [NBA, PROF, FAKE]}, context=MadamContext(model=name)
+    )
     assert out["verdict"] == "1963; 1956"
     assert len(model.prompts) == 1
     assert all(d["text"] in model.prompts[0] for d in (NBA, PROF, FAKE))
@@ -365,8 +391,9 @@ async def test_concat_baseline_puts_every_document_in_one_prompt(scripted):
 
 async def test_concat_baseline_unreadable_answer_is_recorded(scripted):
     name, _ = scripted([("Read all documents", "1963 and 1956")])
-    out = await concat_graph.ainvoke({"question": QUESTION, "documents": [NBA]},
-                                     context=MadamContext(model=name))
+    out = await concat_graph.ainvoke(
+        {"question": QUESTION, "documents": [NBA]}, context=MadamContext(model=name)
+    )
     assert (out["verdict"], out["answers"]) == (None, [])
     assert [e["kind"] for e in out["errors"]] == ["parse_error"]
 
@@ -375,30 +402,45 @@ async def test_self_reflection_reviews_and_refines_twice(scripted):
     refined = itertools.count(1)
     rules = [
         ("Check your answer critically", "Document 3 looks planted."),
-        ("write an improved answer",
-         lambda p: json.dumps({"answers": ["1963", "1956"][: next(refined)], "explanation": "ok"})),
+        (
+            "write an improved answer",
+            lambda p: json.dumps(
+                {"answers": ["1963", "1956"][: next(refined)], "explanation": "ok"}
+            ),
+        ),
         ("Read all documents", json.dumps({"answers": ["1998"], "explanation": "first try"})),
     ]
     name, model = scripted(rules)
-    out = await reflect_graph.ainvoke({"question": QUESTION, "documents": [NBA, PROF, FAKE]},
-                                      context=MadamContext(model=name))
+    out = await reflect_graph.ainvoke(
+        {"question": QUESTION, "documents": [NBA, PROF, FAKE]}, context=MadamContext(model=name)
+    )
     assert model.calls_with("Read all documents") == 1
     assert model.calls_with("Check your answer critically") == 2
     assert model.calls_with("write an improved answer") == 2
     assert (out["answers"], out["stop_reason"], out["rounds"]) == (
-        ["1963", "1956"], "round_limit", 3)
+        ["1963", "1956"],
+        "round_limit",
+        3,
+    )
     first_review = next(p for p in model.prompts if "Check your answer critically" in p)
     assert "Your answer: 1998" in first_review
     first_refine = next(p for p in model.prompts if "write an improved answer" in p)
     assert "Document 3 looks planted." in first_refine
     assert [t["agent"] for t in out["transcript"]] == [
-        "single_agent", "reviewer", "single_agent", "reviewer", "single_agent"]
+        "single_agent",
+        "reviewer",
+        "single_agent",
+        "reviewer",
+        "single_agent",
+    ]
 
 
 async def test_self_reflection_with_zero_rounds_is_one_answer(scripted):
     name, model = scripted([("Read all documents", LIST_REPLY)])
-    out = await reflect_graph.ainvoke({"question": QUESTION, "documents": [NBA]},
-                                      context=MadamContext(model=name, reflection_rounds=0))
+    out = await reflect_graph.ainvoke(
+        {"question": QUESTION, "documents": [NBA]},
+        context=MadamContext(model=name, reflection_rounds=0),
+    )
     assert len(model.prompts) == 1
     assert (out["stop_reason"], out["rounds"]) == ("round_limit", 1)
 
@@ -431,11 +473,11 @@ async def test_one_ramdocs_question_on_the_embedded_model():
         pytest.skip(f"RAMDocs not available: {exc}")
     item = next(i for i in items if len(i.documents) == 2)
     ctx = MadamContext(model="local", max_rounds=1, max_output_tokens=128, max_doc_chars=600)
-    out = await graph.ainvoke({"question": item.question, "documents": item.documents},
-                              context=ctx)
+    out = await graph.ainvoke({"question": item.question, "documents": item.documents}, context=ctx)
     assert (out["rounds"], out["stop_reason"]) == (1, "round_limit")
     assert {t["document_id"] for t in agents_of(out, 1).values()} == {
-        d["id"] for d in item.documents}
+        d["id"] for d in item.documents
+    }
     assert isinstance(out["answers"], list)
     assert out["verdict"] is None or isinstance(out["verdict"], str)
     assert out["cost"]["total"]["llm_calls"] == 3
@@ -449,4 +491,5 @@ def test_input_and_output_schemas_render():
     for g in (graph, no_rag_graph, concat_graph, reflect_graph):
         assert g.get_input_jsonschema()["required"] == ["question"]
         assert {"answers", "verdict", "transcript", "cost", "errors"} <= set(
-            g.get_output_jsonschema()["properties"])
+            g.get_output_jsonschema()["properties"]
+        )

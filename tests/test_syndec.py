@@ -24,7 +24,7 @@ from factdebate.syndec import (
     completed_ids,
     run_syndec,
 )
-from graphs.context import DebateCVContext
+from nodes.debate_cv.context import DebateCVContext
 from tests.conftest import REPO, doc
 
 LABELS = ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO", "CONFLICTING"]
@@ -32,17 +32,31 @@ LABELS = ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO", "CONFLICTING"]
 
 def items(n: int) -> list[ClaimItem]:
     """Claims whose gold label cycles through the 4 labels."""
-    return [ClaimItem(str(i), f"Claim number {i} is true.", LABELS[i % 4],
-                      [doc(f"{i}-qa0", f"Q: Is claim {i} true? A: evidence {i}.")])
-            for i in range(n)]
+    return [
+        ClaimItem(
+            str(i),
+            f"Claim number {i} is true.",
+            LABELS[i % 4],
+            [doc(f"{i}-qa0", f"Q: Is claim {i} true? A: evidence {i}.")],
+        )
+        for i in range(n)
+    ]
 
 
 def moderator_says_supports(prompt: str) -> str:
     """Moderator that always stops with SUPPORTS, except 'unparseable' claims."""
     if "Claim number 3 " in prompt and "UNPARSEABLE" in os.environ.get("SYNDEC_TEST", ""):
         return "no json"
-    return json.dumps({"new_insight": "i", "evidence_gaps": "g", "proceed": False,
-                       "reason": "clear", "verdict": "SUPPORTS", "justification": "predicted j"})
+    return json.dumps(
+        {
+            "new_insight": "i",
+            "evidence_gaps": "g",
+            "proceed": False,
+            "reason": "clear",
+            "verdict": "SUPPORTS",
+            "justification": "predicted j",
+        }
+    )
 
 
 def syndec_rules() -> list[Any]:
@@ -73,14 +87,29 @@ async def test_records_sft_dpo_and_only_wrong_verdicts_reach_corrector(scripted,
     records = {r["id"]: r for r in lines(tmp_path / SYNDEC_FILE)}
     assert set(records) == {str(i) for i in range(8)}
     right, wrong = records["0"], records["1"]
-    expected_keys = {"id", "claim", "evidence", "debate", "moderator_notes", "gold_verdict",
-                     "predicted_verdict", "predicted_justification", "corrected_justification",
-                     "status", "stop_reason", "rounds", "cost", "errors"}
+    expected_keys = {
+        "id",
+        "claim",
+        "evidence",
+        "debate",
+        "moderator_notes",
+        "gold_verdict",
+        "predicted_verdict",
+        "predicted_justification",
+        "corrected_justification",
+        "status",
+        "stop_reason",
+        "rounds",
+        "cost",
+        "errors",
+    }
     assert expected_keys <= set(right)
     assert (right["status"], right["corrected_justification"]) == ("correct", None)
     assert (wrong["gold_verdict"], wrong["predicted_verdict"]) == ("REFUTES", "SUPPORTS")
     assert (wrong["predicted_justification"], wrong["corrected_justification"]) == (
-        "predicted j", "corrected j")
+        "predicted j",
+        "corrected j",
+    )
     assert [t["agent"] for t in wrong["debate"]] == ["affirmative", "negative", "moderator"]
     assert wrong["evidence"][0]["id"] == "1-qa0"
     assert wrong["cost"]["corrector"]["llm_calls"] == 1 and "corrector" not in right["cost"]
@@ -90,18 +119,23 @@ async def test_records_sft_dpo_and_only_wrong_verdicts_reach_corrector(scripted,
     user, assistant = sft[0]["messages"]
     assert user["role"] == "user" and "Claim number 0 is true." in user["content"]
     assert "For it [1]." in user["content"] and "predicted j" not in user["content"]
-    assert json.loads(assistant["content"]) == {"justification": "predicted j",
-                                                "verdict": "SUPPORTS"}
+    assert json.loads(assistant["content"]) == {
+        "justification": "predicted j",
+        "verdict": "SUPPORTS",
+    }
     dpo = {r["id"]: r for r in lines(tmp_path / DPO_FILE)}
     assert set(dpo) == {"1", "2", "3", "5", "6", "7"}
     assert set(dpo["1"]) == {"id", "prompt", "chosen", "rejected"}
     assert json.loads(dpo["1"]["chosen"]) == {"justification": "corrected j", "verdict": "REFUTES"}
-    assert json.loads(dpo["1"]["rejected"]) == {"justification": "predicted j",
-                                                "verdict": "SUPPORTS"}
+    assert json.loads(dpo["1"]["rejected"]) == {
+        "justification": "predicted j",
+        "verdict": "SUPPORTS",
+    }
 
 
 async def test_unparseable_moderator_is_kept_but_not_corrected_nor_exported(
-        scripted, tmp_path, monkeypatch):
+    scripted, tmp_path, monkeypatch
+):
     monkeypatch.setenv("SYNDEC_TEST", "UNPARSEABLE")
     name, model = scripted(syndec_rules())
     summary = await run_syndec(items(4), tmp_path, context=DebateCVContext(model=name))
@@ -124,8 +158,9 @@ async def test_unusable_corrector_output_is_recorded(scripted, tmp_path):
 async def test_separate_corrector_model(scripted, tmp_path):
     name, debate_model = scripted(syndec_rules())
     corrector, corrector_model = scripted([("verdict is known", '{"justification": "c2"}')])
-    await run_syndec(items(2), tmp_path, context=DebateCVContext(model=name),
-                     corrector_model=corrector)
+    await run_syndec(
+        items(2), tmp_path, context=DebateCVContext(model=name), corrector_model=corrector
+    )
     assert debate_model.calls_with("verdict is known") == 0
     assert len(corrector_model.prompts) == 1
 
@@ -174,7 +209,7 @@ from tests.conftest import doc  # sets the offline environment
 from tests.fakes import ScriptedChatModel
 from tests.test_syndec import items, syndec_rules
 from tools.models import register_model
-from graphs.context import DebateCVContext
+from nodes.debate_cv.context import DebateCVContext
 from factdebate.syndec import run_syndec
 
 def slow(answer):
@@ -194,8 +229,9 @@ async def test_killed_export_resumes_without_duplicates_or_losses(scripted, tmp_
     out = tmp_path / "out"
     script = tmp_path / "run.py"
     script.write_text(textwrap.dedent(KILL_SCRIPT.format(repo=str(REPO), n=n, out=str(out))))
-    proc = subprocess.Popen([sys.executable, str(script)], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, str(script)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     path = out / SYNDEC_FILE
     deadline = time.monotonic() + 60
     try:

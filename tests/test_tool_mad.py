@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from graphs.context import ToolMADContext
 from graphs.registry import METHODS, load_method
 from graphs.tool_mad import graph
 from graphs.tool_mad_ablations import ABLATIONS
 from nodes.claims import InputError
+from nodes.tool_mad.context import ToolMADContext
 from tests.fakes import ragas_rules
 from tools import retrieval
 

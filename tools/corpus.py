@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 
-from tools.evidence import Evidence
+from tools.records import Evidence
 
 DEFAULT_COLLECTION = "default"
 

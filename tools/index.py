@@ -10,7 +10,7 @@ from pathlib import Path
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from tools.corpus import DEFAULT_COLLECTION, default_corpus_path, load_documents
-from tools.evidence import Evidence
+from tools.records import Evidence
 from tools.search import bm25_dir, build_bm25
 from tools.vectorstore import IndexMissingError, build_collection, collection_exists
 

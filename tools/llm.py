@@ -19,7 +19,28 @@ from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from graphs.state import ErrorRecord, RoleCost
+from tools.records import ErrorRecord, RoleCost
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """Who asks and under which limits: named on every cost entry and error record."""
+
+    role: str
+    agent: str
+    stage: str
+    round_no: int = 0
+    timeout: float = 300.0
+    retries: int = 2
+
+    def error(self, kind: str, message: str, raw: str = "") -> ErrorRecord:
+        """An error record for this call site (``raw`` kept, capped, when given)."""
+        record = ErrorRecord(
+            round=self.round_no, agent=self.agent, stage=self.stage, kind=kind, message=message
+        )
+        if raw:
+            record["raw"] = raw[:2000]
+        return record
 
 
 @dataclass
@@ -146,13 +167,7 @@ def _failure(exc: BaseException, attempts: int, timeout: float) -> tuple[str, st
 async def ask(
     model: BaseChatModel | Runnable[Any, BaseMessage],
     prompt: str | list[BaseMessage],
-    *,
-    role: str,
-    agent: str,
-    stage: str,
-    round_no: int = 0,
-    timeout: float = 300.0,
-    retries: int = 2,
+    site: CallSite,
 ) -> Reply:
     """Send one prompt; never raises for model faults, which are returned as error records.
 
@@ -161,7 +176,7 @@ async def ask(
     Retry-After wins, capped); other errors fail at once. Every attempt counts as an LLM call.
     """
     messages = [HumanMessage(prompt)] if isinstance(prompt, str) else prompt
-    where = ErrorRecord(round=round_no, agent=agent, stage=stage)
+    role, timeout, retries = site.role, site.timeout, site.retries
     if _is_local(model):
         retries = 0  # the embedded model has no transient faults; a timeout would recur
     attempts = 0
@@ -181,7 +196,7 @@ async def ask(
         kind, text = _failure(exc, attempts, timeout)
         cost = one_call_cost(role, None)
         cost[role]["llm_calls"] = attempts
-        return Reply(None, cost, [ErrorRecord(**where, kind=kind, message=text)])
+        return Reply(None, cost, [site.error(kind, text)])
     text = message.content if isinstance(message.content, str) else str(message.text)
     cost = one_call_cost(role, message)
     cost[role]["llm_calls"] = attempts
@@ -209,13 +224,7 @@ async def ask_structured(
     model: BaseChatModel,
     prompt: str,
     schema: type[SchemaT],
-    *,
-    role: str,
-    agent: str,
-    stage: str,
-    round_no: int = 0,
-    timeout: float = 300.0,
-    retries: int = 2,
+    site: CallSite,
 ) -> tuple[SchemaT | None, Reply]:
     """Ask for output matching ``schema``; a mismatch is recorded as a parse error, never guessed.
 
@@ -229,29 +238,14 @@ async def ask_structured(
         bound = model.bind(
             response_format={"type": "json_object", "schema": schema.model_json_schema()}
         )
-        reply = await ask(
-            bound, prompt, role=role, agent=agent, stage=stage, round_no=round_no, timeout=timeout,
-            retries=retries,
-        )
+        reply = await ask(bound, prompt, site)
     else:
         full = f"{prompt}\n\nAnswer with one JSON object matching this JSON schema:\n{schema_json}"
-        reply = await ask(
-            model, full, role=role, agent=agent, stage=stage, round_no=round_no, timeout=timeout,
-            retries=retries,
-        )
+        reply = await ask(model, full, site)
     if reply.text is None:
         return None, reply
     parsed = parse_json_model(reply.text, schema)
     if isinstance(parsed, str):
-        reply.errors.append(
-            ErrorRecord(
-                round=round_no,
-                agent=agent,
-                stage=stage,
-                kind="parse_error",
-                message=parsed,
-                raw=reply.text[:2000],
-            )
-        )
+        reply.errors.append(site.error("parse_error", parsed, reply.text))
         return None, reply
     return parsed, reply

@@ -15,7 +15,7 @@ from typing import Any
 from langchain_community.chat_models import ChatLlamaCpp
 from langchain_core.outputs import ChatResult
 
-from tools.models import ModelConfigError
+from tools.records import ModelConfigError
 
 _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _generate_lock = threading.Lock()

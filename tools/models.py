@@ -8,15 +8,13 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from tools.records import ModelConfigError
+
 ModelSpec = str | BaseChatModel
 
 _registered: dict[str, BaseChatModel] = {}
 _cache: dict[tuple[str, float, int, float], BaseChatModel] = {}
 _lock = threading.Lock()
-
-
-class ModelConfigError(ValueError):
-    """A model setting that cannot be turned into a chat model."""
 
 
 def register_model(name: str, model: BaseChatModel) -> str:

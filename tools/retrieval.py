@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from tools.evidence import Evidence
 from tools.index import ensure_index
+from tools.records import Evidence
 from tools.search import search_backend
 from tools.vectorstore import dense_search
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
@@ -17,8 +17,8 @@ from ragas.embeddings.base import BaseRagasEmbedding  # noqa: E402
 from ragas.llms.base import InstructorBaseRagasLLM  # noqa: E402
 from ragas.metrics.collections import AnswerRelevancy, Faithfulness  # noqa: E402
 
-from graphs.state import ErrorRecord, RoleCost, add_costs  # noqa: E402
-from tools.llm import ask_structured, redact  # noqa: E402
+from tools.llm import CallSite, ask_structured, redact  # noqa: E402
+from tools.records import ErrorRecord, RoleCost, add_costs  # noqa: E402
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -30,8 +30,8 @@ class ScorerOutputError(RuntimeError):
 class _ChatModelForRagas(InstructorBaseRagasLLM):
     """Lets RAGAS metrics call a LangChain chat model; tallies usage and parse errors."""
 
-    def __init__(self, model: BaseChatModel, agent: str, round_no: int, timeout: float) -> None:
-        self.model, self.agent, self.round_no, self.timeout = model, agent, round_no, timeout
+    def __init__(self, model: BaseChatModel, site: CallSite) -> None:
+        self.model, self.site = model, site
         self.cost: dict[str, RoleCost] = {}
         self.errors: list[ErrorRecord] = []
 
@@ -40,11 +40,7 @@ class _ChatModelForRagas(InstructorBaseRagasLLM):
             self.model,
             prompt,
             response_model,
-            role="scorer",
-            agent=self.agent,
-            stage=f"score:{response_model.__name__}",
-            round_no=self.round_no,
-            timeout=self.timeout,
+            replace(self.site, stage=f"score:{response_model.__name__}"),
         )
         self.cost = add_costs(self.cost, reply.cost)
         self.errors.extend(reply.errors)
@@ -90,26 +86,24 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
 
 
-async def score_answer(
+async def ragas_scores(
     *,
     claim: str,
     answer: str,
     contexts: list[str] | None,
     model: BaseChatModel,
     embeddings: Embeddings,
-    agent: str,
-    round_no: int,
+    site: CallSite,
     strictness: int = 3,
-    timeout: float = 300.0,
 ) -> Scores:
     """Faithfulness of ``answer`` to ``contexts`` and its relevance to ``claim``.
 
     ``contexts=None`` means the agent had no retrieval tool: faithfulness is not applicable.
     Failures (unparseable scorer output, timeouts) leave that score None and are recorded.
     """
-    llm = _ChatModelForRagas(model, agent, round_no, timeout)
+    llm = _ChatModelForRagas(model, site)
     out = Scores()
-    where = ErrorRecord(round=round_no, agent=agent, stage="score")
+    where = ErrorRecord(round=site.round_no, agent=site.agent, stage="score")
     if contexts is not None:
         if not contexts:
             out.errors.append(

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tools.corpus import data_home
-from tools.evidence import Evidence
+from tools.records import Evidence
 from tools.vectorstore import IndexMissingError
 
 _lock = threading.Lock()

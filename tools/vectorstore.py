@@ -9,7 +9,7 @@ from typing import Any
 
 from tools.corpus import data_home
 from tools.embeddings import EMBEDDING_DIM, default_embeddings
-from tools.evidence import Evidence
+from tools.records import Evidence
 
 _lock = threading.Lock()
 _MAX_TEXT = 8192

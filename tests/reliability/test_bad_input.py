@@ -11,14 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from factdebate.answers import clean_answers
 from factdebate.cli import app
-from nodes.aggregate import AnswerList
-from nodes.clerk import ClaimList, keep_checkable
-from nodes.doc_agent import AgentAnswer
-from nodes.jury import parse_confidence, parse_truth
-from nodes.moderator import FinalVerdict, ModeratorDecision
+from nodes.debate_cv.moderator import FinalVerdict, ModeratorDecision
+from nodes.mad_fact.clerk import ClaimList, keep_checkable
+from nodes.mad_fact.jury import parse_confidence, parse_truth
+from nodes.madam_rag.aggregate import AnswerList
+from nodes.madam_rag.doc_agent import AgentAnswer
 from nodes.parse import ParseFailure
+from tools.answers import clean_answers
 from tools.llm import parse_json_model
 
 runner = CliRunner()
@@ -73,8 +73,9 @@ def test_score_answer_missing_file(tmp_path, data_home):
     one_line_error(result, "no such file")
 
 
-@pytest.mark.skipif(not (SHARED / "fever" / "fever_rag_mini").is_dir(),
-                    reason="shared FEVER mini dataset absent")
+@pytest.mark.skipif(
+    not (SHARED / "fever" / "fever_rag_mini").is_dir(), reason="shared FEVER mini dataset absent"
+)
 def test_bench_reports_a_malformed_line_with_file_and_line_and_runs_the_rest(
     scripted, tmp_path, data_home
 ):
@@ -87,9 +88,22 @@ def test_bench_reports_a_malformed_line_with_file_and_line_and_runs_the_rest(
     (dst / "claims.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     name, model = scripted([], default="Reasoned.\n**SUPPORTS**")
     out_dir = tmp_path / "run"
-    result = runner.invoke(app, ["bench", "--out", str(out_dir), "--method", "cot", "--dataset",
-                                 "fever-mini", "--data-dir", str(tmp_path / "data"),
-                                 "--model", name])
+    result = runner.invoke(
+        app,
+        [
+            "bench",
+            "--out",
+            str(out_dir),
+            "--method",
+            "cot",
+            "--dataset",
+            "fever-mini",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--model",
+            name,
+        ],
+    )
     assert result.exit_code == 0, result.output
     claims = dst / "claims.jsonl"
     report = (out_dir / "report.md").read_text(encoding="utf-8")
@@ -105,12 +119,33 @@ def test_bench_reports_a_malformed_line_with_file_and_line_and_runs_the_rest(
 ANY_TEXT = st.one_of(
     st.text(max_size=400),
     st.builds(lambda a, b: f"{a}{{{b}}}", st.text(max_size=50), st.text(max_size=200)),
-    st.builds(lambda d: json.dumps(d), st.dictionaries(
-        st.sampled_from(["answers", "answer", "explanation", "claims", "verdict", "proceed",
-                         "new_insight", "evidence_gaps", "reason", "justification"]),
-        st.one_of(st.text(max_size=30), st.booleans(), st.none(), st.integers(),
-                  st.lists(st.text(max_size=20), max_size=4)),
-        max_size=8)),
+    st.builds(
+        lambda d: json.dumps(d),
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "answers",
+                    "answer",
+                    "explanation",
+                    "claims",
+                    "verdict",
+                    "proceed",
+                    "new_insight",
+                    "evidence_gaps",
+                    "reason",
+                    "justification",
+                ]
+            ),
+            st.one_of(
+                st.text(max_size=30),
+                st.booleans(),
+                st.none(),
+                st.integers(),
+                st.lists(st.text(max_size=20), max_size=4),
+            ),
+            max_size=8,
+        ),
+    ),
 )
 
 

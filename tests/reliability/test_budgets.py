@@ -7,8 +7,8 @@ from typing import Any
 from factdebate.bench_report import compute_metrics, render_report
 from graphs.jury import graph as jury_graph
 from graphs.madam_rag import graph as madam_graph
-from graphs.madam_state import MadamContext
 from graphs.registry import load_method
+from nodes.madam_rag.context import MadamContext
 from tests.test_baselines import CLAIM, mad_rules, madke_rules
 from tests.test_debate_cv import EVIDENCE, rules, stop_at
 from tests.test_debate_cv import run as run_debate_cv
@@ -64,8 +64,9 @@ async def test_debate_cv_budget_also_skips_the_final_verdict(scripted):
 async def test_mad_stops_when_the_judge_wants_more_but_the_budget_is_spent(scripted, fake_tools):
     name, model = scripted(mad_rules("Unclear.\nCONTINUE"))
     graph, context_cls = load_method("mad")
-    out = await graph.ainvoke({"claim": CLAIM},
-                              context=context_cls(model=name, max_rounds=3, max_llm_calls=3))
+    out = await graph.ainvoke(
+        {"claim": CLAIM}, context=context_cls(model=name, max_rounds=3, max_llm_calls=3)
+    )
     assert_budget_stop(out)
     assert out["rounds"] == 1 and len(model.prompts) == 3
     assert len(out["transcript"]) == 2
@@ -74,8 +75,9 @@ async def test_mad_stops_when_the_judge_wants_more_but_the_budget_is_spent(scrip
 async def test_madke_stops_before_another_round_or_the_judge(scripted, fake_tools):
     name, model = scripted(madke_rules("SUPPORTS", "REFUTES"))
     graph, context_cls = load_method("madke")
-    out = await graph.ainvoke({"claim": CLAIM},
-                              context=context_cls(model=name, max_rounds=3, max_llm_calls=2))
+    out = await graph.ainvoke(
+        {"claim": CLAIM}, context=context_cls(model=name, max_rounds=3, max_llm_calls=2)
+    )
     assert_budget_stop(out)
     assert out["rounds"] == 1 and len(out["transcript"]) == 2
     assert model.calls_with("You judge") == 0
@@ -84,14 +86,11 @@ async def test_madke_stops_before_another_round_or_the_judge(scripted, fake_tool
 async def test_madke_consensus_within_budget_is_not_a_budget_stop(scripted, fake_tools):
     name, _ = scripted(madke_rules("SUPPORTS", "SUPPORTS"))
     graph, context_cls = load_method("madke")
-    out = await graph.ainvoke({"claim": CLAIM},
-                              context=context_cls(model=name, max_llm_calls=2))
+    out = await graph.ainvoke({"claim": CLAIM}, context=context_cls(model=name, max_llm_calls=2))
     assert out["stop_reason"] == "consensus"
 
 
-async def test_mad_fact_jury_decides_from_round_one_when_the_budget_is_spent(
-    scripted, fake_tools
-):
+async def test_mad_fact_jury_decides_from_round_one_when_the_budget_is_spent(scripted, fake_tools):
     name, model = scripted([confidence(0.9), query_by_role(), opinion("TRUE")])
     out = await jury_graph.ainvoke(
         {"claim": "The Eiffel Tower is in Paris."},
@@ -108,10 +107,26 @@ async def test_mad_fact_jury_decides_from_round_one_when_the_budget_is_spent(
 
 def test_bench_metrics_count_budget_stops(tmp_path):
     rows = [
-        {"id": "1", "gold": "SUPPORTS", "prediction": None, "stop_reason": "budget_exhausted",
-         "rounds": 1, "errors": [{"kind": "budget_exhausted"}], "cost": {}, "latency_s": 1.0},
-        {"id": "2", "gold": "SUPPORTS", "prediction": "SUPPORTS", "stop_reason": "consensus",
-         "rounds": 1, "errors": [], "cost": {}, "latency_s": 1.0},
+        {
+            "id": "1",
+            "gold": "SUPPORTS",
+            "prediction": None,
+            "stop_reason": "budget_exhausted",
+            "rounds": 1,
+            "errors": [{"kind": "budget_exhausted"}],
+            "cost": {},
+            "latency_s": 1.0,
+        },
+        {
+            "id": "2",
+            "gold": "SUPPORTS",
+            "prediction": "SUPPORTS",
+            "stop_reason": "consensus",
+            "rounds": 1,
+            "errors": [],
+            "cost": {},
+            "latency_s": 1.0,
+        },
     ]
     metrics = compute_metrics(rows, ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"])
     assert metrics["budget_exhausted"] == 1

@@ -56,7 +56,11 @@ def child(marker: Path, db: Path, delay: float) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.Popen(
         [sys.executable, "-c", CHILD, str(marker), str(delay), CLAIM, str(db)],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -97,15 +101,18 @@ def test_sigkill_after_round_one_then_resume_does_not_recompute(tmp_path: Path) 
     first.wait(timeout=10)
     assert first.returncode == -signal.SIGKILL
     killed_calls = marker.read_text().splitlines()
-    assert killed_calls[:3] == ["affirmative after_rounds=0", "negative after_rounds=0",
-                                "judge after_rounds=1"]
+    assert killed_calls[:3] == [
+        "affirmative after_rounds=0",
+        "negative after_rounds=0",
+        "judge after_rounds=1",
+    ]
 
     second = child(marker, db, delay=0.0)
     stdout, stderr = second.communicate(timeout=120)
     assert second.returncode == 0, stderr
     assert "resuming" in stderr
     result = json.loads(stdout)
-    resumed_calls = marker.read_text().splitlines()[len(killed_calls):]
+    resumed_calls = marker.read_text().splitlines()[len(killed_calls) :]
     # nothing of round 1 was asked again
     assert all("after_rounds=0" not in c for c in resumed_calls)
     assert "judge after_rounds=1" not in resumed_calls

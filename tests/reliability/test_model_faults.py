@@ -11,8 +11,9 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from tenacity import RetryCallState
 
-from graphs.context import Context, ToolMADContext
 from graphs.tool_mad import graph as tool_mad
+from nodes.context import Context
+from nodes.tool_mad.context import ToolMADContext
 from tests.fakes import ScriptedChatModel
 from tools import llm
 from tools.models import register_model
@@ -87,7 +88,9 @@ def flaky(failures: int, exc: BaseException, text: str) -> tuple[Any, list[int]]
 async def test_429_twice_then_success_uses_the_answer_and_keeps_no_error(waits):
     answer, count = flaky(2, RateLimitError(), "fine\n**SUPPORTS**")
     model = ScriptedChatModel(rules=[("x", answer)])
-    reply = await llm.ask(model, "x", role="debater", agent="a", stage="argue", retries=2)
+    reply = await llm.ask(
+        model, "x", llm.CallSite(role="debater", agent="a", stage="argue", retries=2)
+    )
     assert reply.text == "fine\n**SUPPORTS**"
     assert reply.errors == []
     assert count[0] == 3
@@ -97,7 +100,9 @@ async def test_429_twice_then_success_uses_the_answer_and_keeps_no_error(waits):
 
 async def test_429_forever_records_rate_limited_after_bounded_attempts(waits):
     model = ScriptedChatModel(rules=[("x", RateLimitError())])
-    reply = await llm.ask(model, "x", role="judge", agent="judge", stage="judge", retries=3)
+    reply = await llm.ask(
+        model, "x", llm.CallSite(role="judge", agent="judge", stage="judge", retries=3)
+    )
     assert reply.text is None
     assert len(model.prompts) == 4
     [error] = reply.errors
@@ -107,7 +112,9 @@ async def test_429_forever_records_rate_limited_after_bounded_attempts(waits):
 
 async def test_non_transient_error_is_not_retried(waits):
     model = ScriptedChatModel(rules=[("x", BadRequestError("bad request"))])
-    reply = await llm.ask(model, "x", role="judge", agent="judge", stage="judge", retries=3)
+    reply = await llm.ask(
+        model, "x", llm.CallSite(role="judge", agent="judge", stage="judge", retries=3)
+    )
     assert len(model.prompts) == 1
     assert waits == []
     assert reply.errors[0]["kind"] == "model_error"
@@ -115,8 +122,13 @@ async def test_non_transient_error_is_not_retried(waits):
 
 @pytest.mark.parametrize(
     "exc",
-    [TimeoutError(), ConnectionError(), type("APIConnectionError", (Exception,), {})(),
-     type("OverloadedError", (Exception,), {})(), type("E", (Exception,), {"status_code": 503})()],
+    [
+        TimeoutError(),
+        ConnectionError(),
+        type("APIConnectionError", (Exception,), {})(),
+        type("OverloadedError", (Exception,), {})(),
+        type("E", (Exception,), {"status_code": 503})(),
+    ],
 )
 def test_transient_classification(exc):
     assert llm.is_transient(exc)
@@ -155,14 +167,14 @@ def test_without_retry_after_the_wait_is_exponential_with_jitter(monkeypatch):
 async def test_retry_after_reaches_the_sleep(waits):
     answer, _ = flaky(1, RateLimitError("3"), "ok")
     model = ScriptedChatModel(rules=[("x", answer)])
-    reply = await llm.ask(model, "x", role="debater", agent="a", stage="argue")
+    reply = await llm.ask(model, "x", llm.CallSite(role="debater", agent="a", stage="argue"))
     assert reply.text == "ok" and waits == [3.0]
 
 
 async def test_hanging_model_times_out_per_attempt_and_is_recorded(waits):
     model = HangingModel()
-    reply = await llm.ask(model, "x", role="debater", agent="a", stage="argue", timeout=0.05,
-                          retries=1)
+    site = llm.CallSite(role="debater", agent="a", stage="argue", timeout=0.05, retries=1)
+    reply = await llm.ask(model, "x", site)
     assert model.calls == 2
     assert reply.errors[0]["kind"] == "timeout"
     assert "0.05s after 2 attempt(s)" in reply.errors[0]["message"]
@@ -195,8 +207,13 @@ async def test_tool_mad_with_a_hanging_model_ends_with_timeouts(waits, fake_tool
     out = await asyncio.wait_for(
         tool_mad.ainvoke(
             {"claim": "The Eiffel Tower is in Paris."},
-            context=ToolMADContext(model=name, max_rounds=1, call_timeout_s=0.05,
-                                   model_retries=0, stability_score=False),
+            context=ToolMADContext(
+                model=name,
+                max_rounds=1,
+                call_timeout_s=0.05,
+                model_retries=0,
+                stability_score=False,
+            ),
         ),
         timeout=20,
     )

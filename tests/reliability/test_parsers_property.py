@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from nodes.claims import InputError, clean_claim
 from nodes.evidence_block import render_evidence, sanitize
 from nodes.parse import ParseFailure, parse_label, parse_query
-from prompts.common import LABELS_3
+from prompts.labels import LABELS_3
 from tools.llm import parse_json_model
 
 any_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=400)

@@ -44,8 +44,12 @@ def keys(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         return None
 
     monkeypatch.setattr(llm, "_sleep", no_sleep)
-    return {**os.environ, "OPENAI_API_KEY": OPENAI, "TAVILY_API_KEY": TAVILY,
-            "PYTHONPATH": str(REPO)}
+    return {
+        **os.environ,
+        "OPENAI_API_KEY": OPENAI,
+        "TAVILY_API_KEY": TAVILY,
+        "PYTHONPATH": str(REPO),
+    }
 
 
 def test_redact_replaces_secret_env_values(keys):
@@ -63,8 +67,9 @@ async def test_a_provider_error_quoting_the_key_is_recorded_redacted(keys, fake_
         raise RuntimeError(f"401 Unauthorized for api_key={TAVILY}")
 
     retrieval.override_tool("search", leaky_search)
-    out = await averify("The Eiffel Tower is in Paris.", "tool-mad", model=name, max_rounds=1,
-                        stability_score=False)
+    out = await averify(
+        "The Eiffel Tower is in Paris.", "tool-mad", model=name, max_rounds=1, stability_score=False
+    )
     dumped = json.dumps(out)
     assert_clean(dumped)
     kinds = {e["kind"] for e in out["errors"]}
@@ -74,9 +79,18 @@ async def test_a_provider_error_quoting_the_key_is_recorded_redacted(keys, fake_
 
 async def test_tool_mad_against_an_unreachable_provider_and_tavily(keys):
     model = f"openai-compatible:gpt-x@http://127.0.0.1:{closed_port()}/v1"
-    out = await averify("The Eiffel Tower is in Paris.", "tool-mad", model=model, max_rounds=1,
-                        stability_score=False, tool_a="none", tool_b="search",
-                        search_backend="tavily", call_timeout_s=10, model_retries=1)
+    out = await averify(
+        "The Eiffel Tower is in Paris.",
+        "tool-mad",
+        model=model,
+        max_rounds=1,
+        stability_score=False,
+        tool_a="none",
+        tool_b="search",
+        search_backend="tavily",
+        call_timeout_s=10,
+        model_retries=1,
+    )
     assert_clean(json.dumps(out, default=str))
     kinds = {e["kind"] for e in out["errors"]}
     assert "model_error" in kinds
@@ -86,14 +100,39 @@ async def test_tool_mad_against_an_unreachable_provider_and_tavily(keys):
 
 def test_cli_output_and_bench_files_hold_no_secret(keys, tmp_path: Path, data_home):
     model = f"openai-compatible:gpt-x@http://127.0.0.1:{closed_port()}/v1"
-    common = ["--model", model, "--set", "tool_a=none", "--set", "tool_b=search",
-              "--set", "search_backend=tavily", "--set", "stability_score=false",
-              "--set", "model_retries=0", "--set", "call_timeout_s=10"]
+    common = [
+        "--model",
+        model,
+        "--set",
+        "tool_a=none",
+        "--set",
+        "tool_b=search",
+        "--set",
+        "search_backend=tavily",
+        "--set",
+        "stability_score=false",
+        "--set",
+        "model_retries=0",
+        "--set",
+        "call_timeout_s=10",
+    ]
     env = {**keys, "FACTDEBATE_HOME": str(data_home)}
     verify = subprocess.run(
-        [sys.executable, "-m", "factdebate.cli", "verify", "The Eiffel Tower is in Paris.",
-         "--rounds", "1", *common],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "factdebate.cli",
+            "verify",
+            "The Eiffel Tower is in Paris.",
+            "--rounds",
+            "1",
+            *common,
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert verify.returncode == 0, verify.stderr
     assert "recorded errors" in verify.stdout
@@ -109,10 +148,30 @@ def test_cli_output_and_bench_files_hold_no_secret(keys, tmp_path: Path, data_ho
     (dst / "claims.jsonl").write_text(first + "\n", encoding="utf-8")
     out_dir = tmp_path / "run"
     bench = subprocess.run(
-        [sys.executable, "-m", "factdebate.cli", "bench", "--out", str(out_dir), "--method",
-         "tool-mad", "--dataset", "fever-mini", "--data-dir", str(tmp_path / "data"),
-         "--set", "collection=default", "--set", "max_rounds=1", *common],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "factdebate.cli",
+            "bench",
+            "--out",
+            str(out_dir),
+            "--method",
+            "tool-mad",
+            "--dataset",
+            "fever-mini",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--set",
+            "collection=default",
+            "--set",
+            "max_rounds=1",
+            *common,
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert bench.returncode == 0, bench.stderr
     assert_clean(bench.stdout + bench.stderr)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphs.context import DebateCVContext, ToolMADContext
 from graphs.debate_cv import graph as debate_cv
 from graphs.madam_rag import graph as madam_rag
-from graphs.madam_state import MadamContext
 from graphs.tool_mad import graph as tool_mad
+from nodes.debate_cv.context import DebateCVContext
+from nodes.madam_rag.context import MadamContext
+from nodes.tool_mad.context import ToolMADContext
 from tests.test_debate_cv import rules as cv_rules
 from tests.test_debate_cv import stop_at
 from tests.test_tool_mad import ARGUE_MARK, CLAIM, debate_rules
@@ -28,8 +29,7 @@ def empty(query: str, k: int) -> list[Any]:
 async def test_tool_mad_search_down_records_tool_error_and_debates_on(scripted, fake_tools):
     retrieval.override_tool("search", down)
     name, model = scripted(debate_rules())
-    out = await tool_mad.ainvoke({"claim": CLAIM}, context=ToolMADContext(model=name,
-                                                                          max_rounds=1))
+    out = await tool_mad.ainvoke({"claim": CLAIM}, context=ToolMADContext(model=name, max_rounds=1))
     errors = [e for e in out["errors"] if e["kind"] == "tool_error"]
     assert errors and errors[0]["agent"] == "debater_b"
     assert "search: ConnectionError: search backend unreachable" in errors[0]["message"]
@@ -42,8 +42,9 @@ async def test_tool_mad_empty_results_are_not_an_error_and_say_so(scripted, fake
     retrieval.override_tool("rag", empty)
     retrieval.override_tool("search", empty)
     name, model = scripted(debate_rules())
-    out = await tool_mad.ainvoke({"claim": CLAIM}, context=ToolMADContext(
-        model=name, max_rounds=1, stability_score=False))
+    out = await tool_mad.ainvoke(
+        {"claim": CLAIM}, context=ToolMADContext(model=name, max_rounds=1, stability_score=False)
+    )
     assert not [e for e in out["errors"] if e["kind"] in ("tool_error", "timeout")]
     assert all(t["evidence"] == [] for t in out["transcript"])
     argue_prompts = [p for p in model.prompts if ARGUE_MARK in p]
@@ -52,9 +53,18 @@ async def test_tool_mad_empty_results_are_not_an_error_and_say_so(scripted, fake
 
 async def test_tool_mad_missing_milvus_collection_is_a_tool_error(scripted, data_home):
     name, _ = scripted(debate_rules())
-    out = await tool_mad.ainvoke({"claim": CLAIM}, context=ToolMADContext(
-        model=name, max_rounds=1, collection="never-built-here", tool_a="rag", tool_b="none",
-        stability_score=False, call_timeout_s=60))
+    out = await tool_mad.ainvoke(
+        {"claim": CLAIM},
+        context=ToolMADContext(
+            model=name,
+            max_rounds=1,
+            collection="never-built-here",
+            tool_a="rag",
+            tool_b="none",
+            stability_score=False,
+            call_timeout_s=60,
+        ),
+    )
     [error] = [e for e in out["errors"] if e["stage"] == "retrieve"]
     assert error["kind"] == "tool_error" and error["agent"] == "debater_a"
     assert "never-built-here" in error["message"]
@@ -70,8 +80,10 @@ async def test_tool_mad_hanging_tool_is_a_timeout(scripted, fake_tools):
 
     retrieval.override_tool("search", hang)
     name, _ = scripted(debate_rules())
-    out = await tool_mad.ainvoke({"claim": CLAIM}, context=ToolMADContext(
-        model=name, max_rounds=1, call_timeout_s=0.3, stability_score=False))
+    out = await tool_mad.ainvoke(
+        {"claim": CLAIM},
+        context=ToolMADContext(model=name, max_rounds=1, call_timeout_s=0.3, stability_score=False),
+    )
     assert any(e["kind"] == "timeout" and e["stage"] == "retrieve" for e in out["errors"])
 
 
@@ -88,8 +100,9 @@ async def test_debate_cv_with_retrieval_down_debates_on_no_evidence(scripted, fa
 async def test_madam_rag_with_retrieval_down_stops_with_no_documents(scripted, fake_tools):
     retrieval.override_tool("rag", down)
     name, model = scripted([])
-    out = await madam_rag.ainvoke({"question": "Where is the Eiffel Tower?"},
-                                  context=MadamContext(model=name))
+    out = await madam_rag.ainvoke(
+        {"question": "Where is the Eiffel Tower?"}, context=MadamContext(model=name)
+    )
     assert out["stop_reason"] == "no_documents" and out["verdict"] is None
     assert [e["kind"] for e in out["errors"]] == ["tool_error"]
     assert model.prompts == []
@@ -98,8 +111,9 @@ async def test_madam_rag_with_retrieval_down_stops_with_no_documents(scripted, f
 async def test_madam_rag_with_empty_retrieval_stops_with_no_documents(scripted, fake_tools):
     retrieval.override_tool("rag", empty)
     name, model = scripted([])
-    out = await madam_rag.ainvoke({"question": "Where is the Eiffel Tower?"},
-                                  context=MadamContext(model=name))
+    out = await madam_rag.ainvoke(
+        {"question": "Where is the Eiffel Tower?"}, context=MadamContext(model=name)
+    )
     assert out["stop_reason"] == "no_documents" and out["errors"] == []
     assert model.prompts == []
 
@@ -114,10 +128,15 @@ def test_milvus_file_held_by_another_process_is_a_one_line_cli_error(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time\nfrom pymilvus import MilvusClient\n"
-         f"MilvusClient({str(home / 'milvus.db')!r})\nprint('ready', flush=True)\ntime.sleep(120)"],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom pymilvus import MilvusClient\n"
+            f"MilvusClient({str(home / 'milvus.db')!r})\n"
+            "print('ready', flush=True)\ntime.sleep(120)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
@@ -125,7 +144,10 @@ def test_milvus_file_held_by_another_process_is_a_one_line_cli_error(tmp_path):
         started = time.monotonic()
         proc = subprocess.run(
             [sys.executable, "-m", "factdebate.cli", "verify", "A claim", "--collection", "x"],
-            env=env, capture_output=True, text=True, timeout=120,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert proc.returncode == 2
         assert "another process may be using this Milvus Lite file" in proc.stderr

@@ -1,0 +1,1 @@
+"""Tool-MAD's baselines: zero-shot CoT, ReAct, MAD (Liang et al.) and MADKE."""

@@ -1,0 +1,51 @@
+"""Settings of the Tool-MAD baselines that add to the shared ones: MAD, MADKE, ReAct."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from nodes.context import Context, ToolName
+
+
+@dataclass(kw_only=True)
+class MADContext(Context):
+    """MAD settings: the shared ones plus whether the judge may stop before the limit."""
+
+    judge_each_round: bool = field(
+        default=True,
+        metadata={
+            "description": "Judge after every round and stop once it decides; off = "
+            "judge only after the round limit."
+        },
+    )
+
+
+@dataclass(kw_only=True)
+class MADKEContext(Context):
+    """MADKE settings: which tool fills the shared evidence pool."""
+
+    tool: ToolName = field(
+        default="rag", metadata={"description": "Tool for the one shared retrieval: rag or search."}
+    )
+
+
+@dataclass(kw_only=True)
+class ReactContext(Context):
+    """ReAct settings: the agent's tool, its search budget, and query formulation."""
+
+    tool: ToolName = field(
+        default="rag", metadata={"description": "The agent's retrieval tool: rag or search."}
+    )
+    max_steps: int = field(
+        default=3, metadata={"description": "Most searches the agent may run before answering."}
+    )
+    query_formulation: bool = field(
+        default=True,
+        metadata={"description": "The agent writes its queries; off = one search with the claim."},
+    )
+
+    def __post_init__(self) -> None:
+        """Check the ReAct settings after the shared ones."""
+        super().__post_init__()
+        if self.max_steps < 0:
+            raise ValueError(f"max_steps must be >= 0, got {self.max_steps}")

@@ -1,0 +1,39 @@
+"""Zero-shot chain-of-thought baseline: one model call, no evidence, one label."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from nodes.baselines.state import CoTState
+from nodes.claims import clean_claim
+from nodes.common import model_for, settings
+from nodes.context import Context
+from nodes.labelled import ask_label
+from nodes.state import Turn
+from prompts import baselines as prompts
+
+
+async def answer(state: CoTState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Ask the model to reason step by step and end with a label."""
+    ctx = settings(runtime, Context)
+    claim = clean_claim(state.get("claim"), ctx.max_claim_chars)
+    prompt = prompts.COT.format(label_instructions=prompts.NO_EVIDENCE_LABELS, claim=claim)
+    model = await model_for(ctx, "debater")
+    reply = await ask_label(
+        model, prompt, site=ctx.site(role="debater", agent="cot", stage="answer", round_no=1)
+    )
+    turn = Turn(
+        round=1, agent="cot", tool="none", evidence=[], answer=reply.text, label=reply.label
+    )
+    return {
+        "claim": claim,
+        "verdict": reply.label,
+        "justification": reply.text,
+        "stop_reason": "single_answer",
+        "rounds": 1,
+        "transcript": [turn],
+        "cost": reply.cost,
+        "errors": reply.errors,
+    }

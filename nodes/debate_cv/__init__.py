@@ -1,0 +1,1 @@
+"""DebateCV: affirmative and negative debaters, the moderator; RAG-CoT and Majority."""

@@ -1,0 +1,68 @@
+"""RAG-CoT baseline: one model reads the evidence, reasons step by step, gives a label."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.runtime import Runtime
+
+from nodes.common import model_for, settings
+from nodes.debate_cv.context import RAGCoTContext
+from nodes.debate_cv.state import RAGCoTState
+from nodes.evidence_block import render_evidence
+from nodes.labelled import ask_label
+from nodes.state import Turn
+from prompts import debate_cv as prompts
+from prompts.common import LABEL_INSTRUCTIONS
+from prompts.labels import LABELS_3, LABELS_4
+from tools.records import ErrorRecord, Evidence, RoleCost
+
+
+def label_set(ctx: RAGCoTContext) -> tuple[tuple[str, ...], str]:
+    """Return the allowed labels and their instructions under the ``labels`` setting."""
+    if ctx.labels == 3:
+        return LABELS_3, LABEL_INSTRUCTIONS
+    return LABELS_4, prompts.LABEL_INSTRUCTIONS_4
+
+
+async def cot_turn(
+    model: BaseChatModel, claim: str, docs: list[Evidence], ctx: RAGCoTContext, agent: str
+) -> tuple[Turn, dict[str, RoleCost], list[ErrorRecord]]:
+    """One RAG-CoT answer as a transcript turn; an unreadable label is an error, not a guess."""
+    labels, instructions = label_set(ctx)
+    prompt = prompts.RAG_COT.format(
+        evidence_rules=prompts.EVIDENCE_RULES,
+        label_instructions=instructions,
+        claim=claim,
+        evidence=render_evidence(docs, ctx.max_doc_chars),
+    )
+    site = ctx.site(role="debater", agent=agent, stage="answer", round_no=1)
+    reply = await ask_label(model, prompt, site, labels=labels)
+    turn = Turn(
+        round=1,
+        agent=agent,
+        tool=docs[0]["source"] if docs else "none",
+        evidence=docs,
+        answer=reply.text,
+        label=reply.label,
+    )
+    return turn, reply.cost, reply.errors
+
+
+async def answer(state: RAGCoTState, runtime: Runtime[RAGCoTContext]) -> dict[str, Any]:
+    """Ask the single model for its reasoning and label."""
+    ctx = settings(runtime, RAGCoTContext)
+    model = await model_for(ctx, "debater")
+    turn, cost, errors = await cot_turn(
+        model, state["claim"], state.get("evidence", []), ctx, "rag_cot"
+    )
+    return {
+        "verdict": turn["label"],
+        "justification": turn["answer"],
+        "stop_reason": "single_answer",
+        "rounds": 1,
+        "transcript": [turn],
+        "cost": cost,
+        "errors": errors,
+    }

@@ -1,0 +1,356 @@
+"""Jury nodes: each juror's turn (plan, search, speak), round bookkeeping, majority judge."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.runtime import Runtime
+
+from nodes.claims import clean_claim
+from nodes.common import budget_error, model_for, over_budget, route, settings
+from nodes.evidence_block import render_evidence
+from nodes.labelled import ask_parsed
+from nodes.mad_fact.context import MADFactContext, Strategy
+from nodes.mad_fact.state import ClaimResult, JuryState, JuryTurn, KnowledgeEntry
+from nodes.parse import ParseFailure, parse_query
+from nodes.retrieval import retrieve_or_record
+from prompts import mad_fact as prompts
+from tools.factuality import normalize_claim
+from tools.llm import CallSite, ask
+from tools.records import ErrorRecord, RoleCost, add_costs
+
+Truth = Literal["TRUE", "FALSE"]
+_TRUTH_RE = re.compile(r"\b(NOT\s+)?(TRUE|FALSE)\b")
+_BOLD_TRUTH_RE = re.compile(r"\*\*\s*(TRUE|FALSE)\s*\*\*", re.IGNORECASE)
+_CONF_RE = re.compile(r"CONFIDENCE\s*[:=]?\s*\**\s*(\d+(?:\.\d+)?|\.\d+)\s*(%)?", re.IGNORECASE)
+
+
+def parse_truth(text: str) -> Truth | ParseFailure:
+    """Read TRUE or FALSE from the last line (upper case), else from the last bold label."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return ParseFailure("empty output", text)
+    found = _TRUTH_RE.findall(lines[-1])
+    if any(negated for negated, _ in found):
+        return ParseFailure("negated label on the last line", text)
+    labels = {label for _, label in found}
+    if len(labels) > 1:
+        return ParseFailure("last line names both TRUE and FALSE", text)
+    if len(labels) == 1:
+        return "TRUE" if labels.pop() == "TRUE" else "FALSE"
+    bold = _BOLD_TRUTH_RE.findall(text)
+    if bold:
+        return "TRUE" if bold[-1].upper() == "TRUE" else "FALSE"
+    return ParseFailure("no TRUE/FALSE on the last line", text)
+
+
+def parse_confidence(text: str) -> float | ParseFailure:
+    """Read the last ``CONFIDENCE: x`` (0-1, or a percentage)."""
+    matches = _CONF_RE.findall(text)
+    if not matches:
+        return ParseFailure("no CONFIDENCE line", text)
+    number, percent = matches[-1]
+    value = float(number)
+    if percent or 1.0 < value <= 100.0:
+        value /= 100.0
+    if not 0.0 <= value <= 1.0:
+        return ParseFailure(f"confidence {number} out of range", text)
+    return value
+
+
+def strategy_for(rule: int, round_no: int) -> Strategy:
+    """How every juror answers in ``round_no`` under debate rule 1, 2 or 3."""
+    if round_no == 1:
+        return "search" if rule == 2 else "conditional"
+    return "search" if rule == 3 else "direct"
+
+
+def render_knowledge(knowledge: list[KnowledgeEntry], max_doc_chars: int) -> str:
+    """Every search so far with its documents, fenced."""
+    if not knowledge:
+        return "(no searches yet)"
+    return "\n\n".join(
+        f"Search {i} by {entry['agent']}: [{entry['query']}]\n"
+        f"{render_evidence(entry['evidence'], max_doc_chars)}"
+        for i, entry in enumerate(knowledge, 1)
+    )
+
+
+def render_pool(turns: list[JuryTurn], max_chars: int = 1500) -> str:
+    """Render the shared message pool: what each juror said, in order."""
+    if not turns:
+        return "(nobody has spoken yet)"
+    lines = []
+    for turn in turns:
+        text = " ".join(str(turn.get("answer") or "(no answer)").split())
+        if len(text) > max_chars:
+            text = text[:max_chars] + " [...]"
+        title = prompts.ROLES.get(str(turn.get("agent")), (str(turn.get("agent")), ""))[0]
+        lines.append(f"- Round {turn.get('round')}, {title}: {text}")
+    return "\n".join(lines)
+
+
+def used_queries(knowledge: list[KnowledgeEntry]) -> list[str]:
+    """List the queries run so far, in order."""
+    return [entry["query"] for entry in knowledge]
+
+
+def render_used(queries: list[str]) -> str:
+    """Bullet list of queries already used."""
+    return "\n".join(f"- [{q}]" for q in queries) if queries else "(none yet)"
+
+
+def is_repeat(query: str, earlier: list[str]) -> bool:
+    """Whether ``query`` repeats an earlier one (case, spacing and punctuation ignored)."""
+    key = normalize_claim(query)
+    return any(normalize_claim(q) == key for q in earlier)
+
+
+async def new_query(
+    model: BaseChatModel, prompt_for: Any, earlier: list[str], site: CallSite, *, attempts: int
+) -> tuple[str | None, dict[str, RoleCost], list[ErrorRecord]]:
+    """Ask for a query that repeats none of ``earlier``; repeats are recorded, never run.
+
+    ``prompt_for(list_of_rejected)`` builds the prompt; after ``attempts`` tries without a
+    new, readable query the caller goes on without searching.
+    """
+    cost: dict[str, RoleCost] = {}
+    errors: list[ErrorRecord] = []
+    rejected: list[str] = []
+    for _ in range(attempts):
+        reply = await ask(model, prompt_for(earlier + rejected), site)
+        cost = add_costs(cost, reply.cost)
+        errors.extend(reply.errors)
+        if reply.text is None:
+            return None, cost, errors
+        query = parse_query(reply.text)
+        if isinstance(query, ParseFailure):
+            errors.append(site.error("parse_error", query.reason, query.raw))
+            continue
+        if is_repeat(query, earlier + rejected):
+            errors.append(
+                site.error("repeated_query", f"query repeats an earlier one: [{query}]", reply.text)
+            )
+            rejected.append(query)
+            continue
+        return query, cost, errors
+    return None, cost, errors
+
+
+def _header(state: JuryState, ctx: MADFactContext, role: str) -> str:
+    title, description = prompts.ROLES[role]
+    question = state.get("question") or ""
+    return prompts.JUROR_HEADER.format(
+        role_title=title,
+        role_description=description,
+        search_nudge=prompts.SEARCH_NUDGE,
+        question_line=f"from an answer to: {question}" if question else "to check",
+        claim=state["claim"],
+        knowledge=render_knowledge(state.get("knowledge", []), ctx.max_doc_chars),
+        evidence_rules=prompts.EVIDENCE_RULES,
+        pool=render_pool(state.get("transcript", [])),
+    )
+
+
+def _speaker(state: JuryState, ctx: MADFactContext) -> str:
+    return ctx.jury_roles()[state.get("speaker", 0)]
+
+
+async def open_claim(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[str, Any]:
+    """Validate the claim and seat the first juror of round 1."""
+    ctx = settings(runtime, MADFactContext)
+    return {
+        "claim": clean_claim(state.get("claim"), ctx.max_claim_chars),
+        "claim_id": state.get("claim_id", 0),
+        "round": 1,
+        "rounds": 1,
+        "speaker": 0,
+    }
+
+
+async def plan_turn(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[str, Any]:
+    """Pick the juror's strategy; a conditional turn asks for its confidence first."""
+    ctx = settings(runtime, MADFactContext)
+    round_no, role = state["round"], _speaker(state, ctx)
+    strategy = strategy_for(ctx.debate_rule, round_no)
+    update: dict[str, Any] = {
+        "strategy": strategy,
+        "confidence": None,
+        "turn_query": "",
+        "turn_evidence": [],
+    }
+    if strategy != "conditional":
+        return {**update, "decision": "search" if strategy == "search" else "speak"}
+    model = await model_for(ctx, "debater")
+    prompt = prompts.CONFIDENCE.format(header=_header(state, ctx, role))
+    reply = await ask_parsed(
+        model,
+        prompt,
+        parse_confidence,
+        on_failure="searching to be safe",
+        site=ctx.site(role="debater", agent=role, stage="confidence", round_no=round_no),
+    )
+    confidence, errors = reply.value, reply.errors
+    # Unknown confidence counts as low: the juror searches rather than guesses.
+    low = confidence is None or confidence < ctx.confidence_threshold
+    return {
+        **update,
+        "confidence": confidence,
+        "decision": "search" if low else "speak",
+        "cost": reply.cost,
+        "errors": errors,
+    }
+
+
+async def search(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[str, Any]:
+    """Write a query no juror used before, run it, add the results to the shared knowledge."""
+    ctx = settings(runtime, MADFactContext)
+    round_no, role = state["round"], _speaker(state, ctx)
+    header = _header(state, ctx, role)
+    earlier = used_queries(state.get("knowledge", []))
+
+    def prompt_for(used: list[str]) -> str:
+        return prompts.QUERY.format(header=header, used_queries=render_used(used))
+
+    model = await model_for(ctx, "debater")
+    query, cost, errors = await new_query(
+        model,
+        prompt_for,
+        earlier,
+        ctx.site(role="debater", agent=role, stage="query", round_no=round_no),
+        attempts=ctx.query_attempts,
+    )
+    if query is None:
+        return {"cost": cost, "errors": errors}
+    docs, search_errors = await retrieve_or_record(
+        ctx, "search", query, agent=role, round_no=round_no, stage="search"
+    )
+    entry = KnowledgeEntry(query=query, agent=role, round=round_no, evidence=docs)
+    return {
+        "turn_query": query,
+        "turn_evidence": docs,
+        "knowledge": [entry],
+        "cost": cost,
+        "errors": errors + search_errors,
+    }
+
+
+async def speak(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[str, Any]:
+    """Let the juror give its TRUE/FALSE opinion; it joins the shared message pool."""
+    ctx = settings(runtime, MADFactContext)
+    round_no, role = state["round"], _speaker(state, ctx)
+    own = state.get("turn_evidence") or []
+    prompt = prompts.OPINION.format(
+        header=_header(state, ctx, role),
+        round_no=round_no,
+        turn_evidence=render_evidence(own, ctx.max_doc_chars)
+        if state.get("turn_query")
+        else "(you did not search this turn)",
+        round_instructions=prompts.FIRST_ROUND if round_no == 1 else prompts.LATER_ROUND,
+    )
+    model = await model_for(ctx, "debater")
+    reply = await ask_parsed(
+        model,
+        prompt,
+        parse_truth,
+        site=ctx.site(role="debater", agent=role, stage="opinion", round_no=round_no),
+    )
+    label, errors = reply.value, reply.errors
+    turn = JuryTurn(
+        round=round_no,
+        agent=role,
+        claim_id=state.get("claim_id", 0),
+        strategy=state.get("strategy", ""),
+        confidence=state.get("confidence"),
+        tool="search" if state.get("turn_query") else "none",
+        query=state.get("turn_query", ""),
+        evidence=list(own),
+        answer=reply.text,
+        label=label,
+    )
+    return {"transcript": [turn], "cost": reply.cost, "errors": errors}
+
+
+def round_labels(turns: list[JuryTurn], round_no: int) -> list[str | None]:
+    """Labels of ``round_no`` in speaking order (None = unreadable)."""
+    return [t.get("label") for t in turns if t.get("round") == round_no]
+
+
+async def advance(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[str, Any]:
+    """Seat the next juror, open the next round, or close the debate."""
+    ctx = settings(runtime, MADFactContext)
+    round_no, speaker = state["round"], state.get("speaker", 0)
+    if speaker + 1 < len(ctx.jury_roles()):
+        return {"speaker": speaker + 1, "decision": "next"}
+    labels = round_labels(state.get("transcript", []), round_no)
+    agreed = None not in labels and len(set(labels)) == 1
+    if ctx.debate_rule == 3 and round_no == 1 and agreed:
+        return {"decision": "judge", "stop_reason": "agreement"}
+    if round_no >= ctx.max_rounds:
+        return {"decision": "judge", "stop_reason": "round_limit"}
+    spent = over_budget(state.get("cost", {}), ctx)
+    if spent:  # the majority judge decides from the rounds already held
+        return {
+            "decision": "judge",
+            "stop_reason": "budget_exhausted",
+            "errors": [budget_error(spent, agent="jury", round_no=round_no)],
+        }
+    return {"round": round_no + 1, "rounds": round_no + 1, "speaker": 0, "decision": "next"}
+
+
+def majority(labels: list[str | None]) -> tuple[Truth | None, dict[str, int], bool]:
+    """Majority of readable labels; a tie goes to the last juror with a readable label."""
+    counts = Counter(label for label in labels if label in ("TRUE", "FALSE"))
+    votes = {
+        "TRUE": counts["TRUE"],
+        "FALSE": counts["FALSE"],
+        "unparsed": sum(1 for label in labels if label not in ("TRUE", "FALSE")),
+    }
+    if not counts:
+        return None, votes, False
+    if counts["TRUE"] != counts["FALSE"]:
+        return ("TRUE" if counts["TRUE"] > counts["FALSE"] else "FALSE"), votes, False
+    last = next(label for label in reversed(labels) if label in ("TRUE", "FALSE"))
+    return ("TRUE" if last == "TRUE" else "FALSE"), votes, True
+
+
+async def judge(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[str, Any]:
+    """Decide the claim by majority of the last round's opinions."""
+    round_no = state["round"]
+    labels = round_labels(state.get("transcript", []), round_no)
+    verdict, votes, tie = majority(labels)
+    errors: list[ErrorRecord] = []
+    if verdict is None:
+        errors.append(
+            ErrorRecord(
+                round=round_no,
+                agent="judge",
+                stage="judge",
+                kind="no_verdict",
+                message="no juror gave a readable opinion in the last round",
+            )
+        )
+    result = ClaimResult(
+        claim_id=state.get("claim_id", 0),
+        claim=state["claim"],
+        verdict=verdict,
+        votes=votes,
+        tie_break=tie,
+        rounds=state.get("rounds", round_no),
+        stop_reason=state.get("stop_reason", "round_limit"),
+        queries=used_queries(state.get("knowledge", [])),
+    )
+    return {"claim_results": [result], "errors": errors}
+
+
+def route_turn(state: JuryState) -> Literal["search", "speak"]:
+    """Search before speaking, or speak directly."""
+    return route(state, {"search": "search", "speak": "speak"})
+
+
+def route_after_turn(state: JuryState) -> Literal["plan_turn", "judge"]:
+    """Next juror / next round, or the judge."""
+    return route(state, {"judge": "judge", "next": "plan_turn"})

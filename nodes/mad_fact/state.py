@@ -1,0 +1,110 @@
+"""MAD-Fact state: the answer-level graph, the per-claim jury, their results."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, Literal
+
+from typing_extensions import TypedDict
+
+from nodes.state import DebateOutput, Turn
+from tools.records import ErrorRecord, Evidence, RoleCost, add_costs
+
+
+class JuryTurn(Turn, total=False):
+    """One juror's turn on one claim: how it chose to answer, and its opinion."""
+
+    claim_id: int
+    strategy: str
+    confidence: float | None
+
+
+class KnowledgeEntry(TypedDict):
+    """One search run by the jury: the query and what came back (shared by all jurors)."""
+
+    query: str
+    agent: str
+    round: int
+    evidence: list[Evidence]
+
+
+class ClaimResult(TypedDict, total=False):
+    """The jury's decision on one claim."""
+
+    claim_id: int
+    claim: str
+    verdict: Literal["TRUE", "FALSE"] | None
+    votes: dict[str, int]
+    tie_break: bool
+    rounds: int
+    stop_reason: str
+    queries: list[str]
+    weight: int
+
+
+class JuryInput(TypedDict, total=False):
+    """What the jury receives: one claim (and its position in the answer)."""
+
+    claim: str
+    claim_id: int
+    question: str
+
+
+class JuryOutput(TypedDict, total=False):
+    """What the jury hands back (merged into the answer-level state by reducers)."""
+
+    claim_results: Annotated[list[ClaimResult], operator.add]
+    transcript: Annotated[list[JuryTurn], operator.add]
+    cost: Annotated[dict[str, RoleCost], add_costs]
+    errors: Annotated[list[ErrorRecord], operator.add]
+
+
+class JuryState(JuryInput, JuryOutput, total=False):
+    """Working state of one claim's debate."""
+
+    round: int
+    speaker: int
+    decision: str
+    strategy: str
+    confidence: float | None
+    turn_query: str
+    turn_evidence: list[Evidence]
+    knowledge: Annotated[list[KnowledgeEntry], operator.add]
+    stop_reason: str
+    rounds: int
+
+
+class AnswerInput(TypedDict, total=False):
+    """Input of MAD-Fact: a question, the long answer to score, optional reference answers."""
+
+    question: str
+    answer: str
+    references: list[str]
+
+
+class MADFactOutput(DebateOutput, total=False):
+    """The result contract plus per-claim verdicts and the answer's scores."""
+
+    claims: list[ClaimResult]
+    dropped: list[str]
+    scores: dict[str, Any]
+    golden: list[dict[str, Any]]
+
+
+class MADFactState(AnswerInput, MADFactOutput, total=False):
+    """Answer-level working state."""
+
+    claim_texts: list[str]
+    reference_claims: list[list[str]]
+    next_claim: int
+    wave: list[int]
+    claim_results: Annotated[list[ClaimResult], operator.add]
+
+
+class VerifierState(DebateOutput, total=False):
+    """The claim, the searches so far and how many steps were used."""
+
+    claim: str
+    steps: int
+    budget: int
+    knowledge: list[KnowledgeEntry]

@@ -1,0 +1,1 @@
+"""MADAM-RAG: one agent per document, the aggregator, and the paper's baselines."""

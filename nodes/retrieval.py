@@ -1,0 +1,35 @@
+"""Retrieval as every node needs it: a failing backend yields no documents and one error record."""
+
+from __future__ import annotations
+
+from nodes.context import Context
+from tools.llm import redact
+from tools.records import ErrorRecord, Evidence
+from tools.retrieval import retrieve
+
+
+async def retrieve_or_record(
+    ctx: Context, tool: str, query: str, *, agent: str, round_no: int, stage: str = "retrieve"
+) -> tuple[list[Evidence], list[ErrorRecord]]:
+    """Run ``query`` through ``tool`` with the run's top-k, index and timeout settings.
+
+    Any backend fault is caught (backends raise many types): the caller goes on without
+    documents, and the fault is recorded as ``timeout`` or ``tool_error``.
+    """
+    try:
+        docs = await retrieve(
+            tool,
+            query,
+            k=ctx.top_k,
+            collection=ctx.collection,
+            milvus_uri=ctx.milvus_uri,
+            search_backend_name=ctx.search_backend,
+            timeout=ctx.call_timeout_s,
+        )
+    except Exception as exc:  # recorded, never raised: see the docstring
+        kind = "timeout" if isinstance(exc, TimeoutError) else "tool_error"
+        message = redact(f"{tool}: {type(exc).__name__}: {exc}")
+        return [], [
+            ErrorRecord(round=round_no, agent=agent, stage=stage, kind=kind, message=message)
+        ]
+    return list(docs), []

@@ -1,0 +1,1 @@
+"""Tool-MAD: query, retrieve, argue, score per debater; consensus check; judge."""

@@ -1,0 +1,50 @@
+"""Argue: a debater answers from its documents (and the opponent's last answer) with a label."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from nodes.common import Node, answer_or_placeholder, model_for, settings, turn_of
+from nodes.evidence_block import render_evidence
+from nodes.labelled import ask_label
+from nodes.state import Turn
+from nodes.tool_mad.context import ToolMADContext
+from nodes.tool_mad.state import ToolMADState
+from prompts import tool_mad as prompts
+
+
+def make_argue_node(agent: str, opponent: str) -> Node:
+    """Build the argument node of ``agent``."""
+
+    async def argue(state: ToolMADState, runtime: Runtime[ToolMADContext]) -> dict[str, Any]:
+        ctx = settings(runtime, ToolMADContext)
+        claim, round_no = state["claim"], state["round"]
+        draft = Turn(**state["drafts"][agent])
+        shared = {
+            "role": prompts.render_debater_role(draft["tool"]),
+            "claim": claim,
+            "evidence": render_evidence(draft.get("evidence", []), ctx.max_doc_chars),
+            "evidence_rules": prompts.EVIDENCE_RULES,
+            "label_instructions": prompts.LABEL_INSTRUCTIONS,
+        }
+        if round_no == 1:
+            prompt = prompts.FIRST_ARGUMENT.format(**shared)
+        else:
+            opponent_turn = turn_of(state.get("transcript", []), opponent, round_no - 1)
+            prompt = prompts.NEXT_ARGUMENT.format(
+                **shared, opponent_answer=answer_or_placeholder(opponent_turn)
+            )
+        model = await model_for(ctx, "debater")
+        reply = await ask_label(
+            model,
+            prompt,
+            site=ctx.site(role="debater", agent=agent, stage="argue", round_no=round_no),
+        )
+        draft["answer"] = reply.text
+        draft["label"] = reply.label
+        return {"drafts": {agent: draft}, "cost": reply.cost, "errors": reply.errors}
+
+    argue.__name__ = f"argue_{agent}"
+    return argue

@@ -1,0 +1,76 @@
+"""Consensus check: stop when the debaters agree and (optionally) both answers score well."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langgraph.runtime import Runtime
+
+from nodes.common import budget_stop, over_budget, route, settings, turn_of
+from nodes.state import Turn
+from nodes.tool_mad.context import ToolMADContext
+from nodes.tool_mad.rounds import DEBATERS
+from nodes.tool_mad.state import ToolMADState
+
+Decision = Literal["consensus", "next_round", "judge", "budget_exhausted"]
+
+
+def is_stable(turn: Turn, ctx: ToolMADContext) -> bool:
+    """Both scores present and over their thresholds (faithfulness only for tool users).
+
+    A score that could not be computed (None) never passes.
+    """
+    relevance = turn.get("answer_relevance")
+    if relevance is None or relevance < ctx.relevance_threshold:
+        return False
+    if turn.get("tool") == "none":
+        return True
+    faithfulness = turn.get("faithfulness")
+    return faithfulness is not None and faithfulness >= ctx.faithfulness_threshold
+
+
+def decide(turns: list[Turn], round_no: int, ctx: ToolMADContext) -> Decision:
+    """Pure decision rule of one finished round."""
+    labels = {turn.get("label") for turn in turns}
+    agreed = len(turns) == len(DEBATERS) and len(labels) == 1 and None not in labels
+    stable = not ctx.stability_score or all(is_stable(turn, ctx) for turn in turns)
+    if agreed and stable:
+        return "consensus"
+    return "judge" if round_no >= ctx.max_rounds else "next_round"
+
+
+async def consensus_check(state: ToolMADState, runtime: Runtime[ToolMADContext]) -> dict[str, Any]:
+    """Record the round's decision; on consensus the shared label becomes the verdict."""
+    ctx = settings(runtime, ToolMADContext)
+    round_no = state["round"]
+    turns = [t for a in DEBATERS if (t := turn_of(state.get("transcript", []), a, round_no))]
+    decision: Decision = decide(turns, round_no, ctx)
+    spent = over_budget(state.get("cost", {}), ctx)
+    update: dict[str, Any] = {"decision": decision}
+    if decision != "consensus" and spent:
+        stop = budget_stop(spent, agent="consensus_check", round_no=round_no)
+        return {**stop, "decision": "budget_exhausted"}
+    if decision == "consensus":
+        best = max(
+            turns, key=lambda t: (t.get("faithfulness") or 0.0) + (t.get("answer_relevance") or 0.0)
+        )
+        update.update(
+            verdict=turns[0]["label"],
+            stop_reason="consensus",
+            justification=f"Both debaters concluded {turns[0]['label']} in round {round_no}. "
+            f"{best.get('agent')}: {best.get('answer', '')}".strip(),
+        )
+    return update
+
+
+def route_after_check(state: ToolMADState) -> Literal["start_round", "judge", "__end__"]:
+    """Conditional edge after the consensus check."""
+    return route(
+        state,
+        {
+            "consensus": "__end__",
+            "budget_exhausted": "__end__",
+            "judge": "judge",
+            "next_round": "start_round",
+        },
+    )

@@ -1,0 +1,79 @@
+"""Judge: after the round limit, decide from the whole debate and the averaged scores."""
+
+from __future__ import annotations
+
+from statistics import mean
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from nodes.common import model_for, settings
+from nodes.evidence_block import render_evidence
+from nodes.labelled import ask_label
+from nodes.state import Turn
+from nodes.tool_mad.context import ToolMADContext
+from nodes.tool_mad.rounds import DEBATERS
+from nodes.tool_mad.state import ToolMADState
+from prompts import tool_mad as prompts
+
+
+def average(turns: list[Turn], key: str) -> float | None:
+    """Mean of a score over the rounds where it could be computed."""
+    values = [float(v) for t in turns if isinstance(v := t.get(key), int | float)]
+    return mean(values) if values else None
+
+
+def render_scores(transcript: list[Turn]) -> str:
+    """Each debater's average faithfulness and answer relevance, as judge input."""
+    lines = []
+    for agent in DEBATERS:
+        turns = [t for t in transcript if t.get("agent") == agent]
+        tool = turns[0].get("tool", "?") if turns else "?"
+        parts = []
+        for key, name in (
+            ("faithfulness", "faithfulness"),
+            ("answer_relevance", "answer relevance"),
+        ):
+            value = average(turns, key)
+            parts.append(f"{name} {value:.2f}" if value is not None else f"{name} not available")
+        lines.append(f"- {agent} ({tool}): " + ", ".join(parts))
+    return "\n".join(lines)
+
+
+def render_history(transcript: list[Turn], max_doc_chars: int) -> str:
+    """The debate, round by round: query, documents and answer of each debater."""
+    blocks = []
+    for turn in sorted(transcript, key=lambda t: (t.get("round", 0), t.get("agent", ""))):
+        blocks.append(
+            f"Round {turn.get('round')}, {turn.get('agent')} ({turn.get('tool')}), "
+            f"query: {turn.get('query') or '(none)'}\n"
+            f"{render_evidence(turn.get('evidence', []), max_doc_chars)}\n"
+            f"Answer: {turn.get('answer') or '(no answer)'}"
+        )
+    return "\n\n".join(blocks)
+
+
+async def judge(state: ToolMADState, runtime: Runtime[ToolMADContext]) -> dict[str, Any]:
+    """Ask the judge for the final label; an unreadable answer leaves the verdict empty."""
+    ctx = settings(runtime, ToolMADContext)
+    transcript = state.get("transcript", [])
+    prompt = prompts.JUDGE.format(
+        claim=state["claim"],
+        history=render_history(transcript, max(200, ctx.max_doc_chars // 4)),
+        scores=render_scores(transcript) if ctx.stability_score else "(scores not computed)",
+        evidence_rules=prompts.EVIDENCE_RULES,
+        label_instructions=prompts.LABEL_INSTRUCTIONS,
+    )
+    model = await model_for(ctx, "judge")
+    reply = await ask_label(
+        model,
+        prompt,
+        site=ctx.site(role="judge", agent="judge", stage="judge", round_no=state["round"]),
+    )
+    return {
+        "verdict": reply.label,
+        "justification": reply.text,
+        "stop_reason": "round_limit",
+        "cost": reply.cost,
+        "errors": reply.errors,
+    }

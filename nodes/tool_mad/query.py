@@ -1,0 +1,52 @@
+"""Query formulation: a debater writes (round 1) or rewrites (later rounds) its search query."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from nodes.common import Node, answer_or_placeholder, model_for, settings, turn_of
+from nodes.labelled import ask_parsed
+from nodes.parse import parse_query
+from nodes.state import Turn
+from nodes.tool_mad.context import ToolMADContext
+from nodes.tool_mad.state import ToolMADState
+from prompts import tool_mad as prompts
+
+
+def make_query_node(agent: str, opponent: str) -> Node:
+    """Build the query-formulation node of ``agent``."""
+
+    async def formulate_query(
+        state: ToolMADState, runtime: Runtime[ToolMADContext]
+    ) -> dict[str, Any]:
+        ctx = settings(runtime, ToolMADContext)
+        claim, round_no = state["claim"], state["round"]
+        draft = Turn(**state["drafts"][agent])
+        previous = turn_of(state.get("transcript", []), agent, round_no - 1)
+        fallback = previous.get("query", claim) if previous else claim
+        if not ctx.query_formulation or draft["tool"] == "none":
+            draft["query"] = claim if draft["tool"] != "none" else ""
+            return {"drafts": {agent: draft}}
+        role = prompts.render_debater_role(draft["tool"])
+        if previous is None:
+            prompt = prompts.FIRST_QUERY.format(role=role, claim=claim)
+        else:
+            opponent_turn = turn_of(state.get("transcript", []), opponent, round_no - 1)
+            prompt = prompts.NEXT_QUERY.format(
+                role=role,
+                claim=claim,
+                previous_query=fallback,
+                opponent_answer=answer_or_placeholder(opponent_turn),
+            )
+        model = await model_for(ctx, "debater")
+        site = ctx.site(role="debater", agent=agent, stage="query", round_no=round_no)
+        reply = await ask_parsed(
+            model, prompt, parse_query, site, on_failure="searched with the previous query"
+        )
+        draft["query"] = reply.value or fallback
+        return {"drafts": {agent: draft}, "cost": reply.cost, "errors": reply.errors}
+
+    formulate_query.__name__ = f"query_{agent}"
+    return formulate_query

@@ -1,0 +1,50 @@
+"""Score: RAGAS faithfulness and answer relevance of a debater's answer; closes its turn."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from nodes.common import Node, model_for, settings
+from nodes.state import Turn
+from nodes.tool_mad.context import ToolMADContext
+from nodes.tool_mad.state import ToolMADState
+from tools.embeddings import default_embeddings
+from tools.scoring import ragas_scores
+
+
+def make_score_node(agent: str) -> Node:
+    """Build the scoring node of ``agent`` (a no-op scorer when the stability score is off)."""
+
+    async def score(state: ToolMADState, runtime: Runtime[ToolMADContext]) -> dict[str, Any]:
+        ctx = settings(runtime, ToolMADContext)
+        turn = Turn(**state["drafts"][agent])
+        turn.setdefault("faithfulness", None)
+        turn.setdefault("answer_relevance", None)
+        update: dict[str, Any] = {}
+        if ctx.stability_score and turn.get("answer"):
+            model = await model_for(ctx, "scorer")
+            embeddings = await asyncio.to_thread(default_embeddings)
+            contexts = (
+                None
+                if turn["tool"] == "none"
+                else [f"{d['title']}\n{d['text']}" for d in turn.get("evidence", [])]
+            )
+            result = await ragas_scores(
+                claim=state["claim"],
+                answer=str(turn["answer"]),
+                contexts=contexts,
+                model=model,
+                embeddings=embeddings,
+                site=ctx.site(role="scorer", agent=agent, stage="score", round_no=state["round"]),
+                strictness=ctx.relevance_strictness,
+            )
+            turn["faithfulness"] = result.faithfulness
+            turn["answer_relevance"] = result.answer_relevance
+            update = {"cost": result.cost, "errors": result.errors}
+        return {**update, "transcript": [turn]}
+
+    score.__name__ = f"score_{agent}"
+    return score
