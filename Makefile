@@ -28,11 +28,13 @@ $(VENV)/.installed: pyproject.toml constraints.txt Makefile
 demo: $(VENV)/.installed
 	$(VENV)/bin/factdebate verify "$(CLAIM)"
 
-test: $(VENV)/.installed
+test: lint
 	$(PY) -m pytest
 
 test-fast: $(VENV)/.installed
 	$(PY) -m pytest -m "not slow"
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check . && $(VENV)/bin/mypy
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
