@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 from dataclasses import dataclass, field, fields, make_dataclass
 from typing import Any, Literal, TypeVar, get_type_hints
@@ -10,6 +11,12 @@ from tools.llm import CallSite
 
 ToolName = Literal["rag", "search", "none"]
 C = TypeVar("C", bound="Context")
+OUTPUT_CAPS = (
+    "max_output_tokens",
+    "judge_max_output_tokens",
+    "scorer_max_output_tokens",
+    "clerk_max_output_tokens",
+)
 
 
 def _env_default(name: str, fallback: str) -> str:
@@ -46,7 +53,39 @@ class Context:
         default=0.0, metadata={"description": "Sampling temperature for every model call."}
     )
     max_output_tokens: int = field(
-        default=512, metadata={"description": "Cap on tokens generated per model call."}
+        default=1024,
+        metadata={
+            "description": "Output cap of debaters, document agents, jurors and queries, tokens "
+            "(recorded capable-model arguments reach ~650)."
+        },
+    )
+    judge_max_output_tokens: int = field(
+        default=1024,
+        metadata={
+            "description": "Output cap of the judge, moderator, aggregator and corrector, tokens "
+            "(recorded verdicts and moderator JSON reach ~400)."
+        },
+    )
+    scorer_max_output_tokens: int = field(
+        default=2048,
+        metadata={
+            "description": "Output cap of RAGAS scoring calls, tokens (recorded faithfulness "
+            "verdict lists reach ~1,060)."
+        },
+    )
+    clerk_max_output_tokens: int = field(
+        default=4096,
+        metadata={
+            "description": "Output cap of the MAD-Fact clerk and reference writers, tokens (claim "
+            "lists of long answers run to thousands)."
+        },
+    )
+    current_date: str = field(
+        default="",
+        metadata={
+            "description": "Today's date as agents are told it (YYYY-MM-DD), for time-dependent "
+            "claims; empty = the real date when the run starts."
+        },
     )
     collection: str = field(
         default="default",
@@ -115,6 +154,16 @@ class Context:
             raise ValueError(
                 f"search_backend must be auto, tavily or offline, got {self.search_backend!r}"
             )
+        for name in OUTPUT_CAPS:
+            if not 16 <= getattr(self, name) <= 32768:
+                raise ValueError(f"{name} must be 16..32768 tokens, got {getattr(self, name)}")
+        if self.current_date:
+            try:
+                datetime.date.fromisoformat(self.current_date)
+            except ValueError:
+                raise ValueError(
+                    f"current_date must be YYYY-MM-DD, got {self.current_date!r}"
+                ) from None
 
     def site(self, *, role: str, agent: str, stage: str, round_no: int = 0) -> CallSite:
         """The call site of one model call under these settings (timeout, retries)."""
@@ -125,7 +174,23 @@ class Context:
             round_no=round_no,
             timeout=self.call_timeout_s,
             retries=self.model_retries,
+            max_tokens=self.output_cap(role),
+            today=self.today(),
         )
+
+    def output_cap(self, role: str) -> int:
+        """The output cap, in tokens, of calls made by ``role``."""
+        if role in ("judge", "moderator", "aggregator", "corrector"):
+            return self.judge_max_output_tokens
+        if role == "scorer":
+            return self.scorer_max_output_tokens
+        if role in ("clerk", "expert"):
+            return self.clerk_max_output_tokens
+        return self.max_output_tokens
+
+    def today(self) -> str:
+        """The date agents are told: ``current_date``, or today's date (ISO format)."""
+        return self.current_date or datetime.date.today().isoformat()
 
     def model_for(self, role: str) -> str:
         """Return the model string used by ``role`` (debater, judge or scorer)."""

@@ -18,8 +18,8 @@ from graphs.registry import METHODS, load_method
 from graphs.single_verifier import graph as verifier_graph
 from nodes.mad_fact.clerk import is_checkable
 from nodes.mad_fact.context import MADFactContext, SingleVerifierContext
-from nodes.mad_fact.jury import majority, parse_confidence, parse_truth, strategy_for
-from nodes.parse import ParseFailure
+from nodes.mad_fact.jury import majority, strategy_for
+from nodes.parse import ParseFailure, parse_confidence, parse_truth
 
 CLERK = "You are the clerk of a fact-checking jury"
 CONF = "how confident are you"

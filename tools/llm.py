@@ -6,20 +6,20 @@ import asyncio
 import json
 import os
 import random
-import re
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
-from tools.records import ErrorRecord, RoleCost
+from tools.json_reader import read_model, validate
+from tools.records import ErrorRecord, RoleCost, add_costs
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,17 @@ class CallSite:
     round_no: int = 0
     timeout: float = 300.0
     retries: int = 2
+    max_tokens: int | None = None
+    """Output cap of this call (None = the model's own setting)."""
+    today: str = ""
+    """Today's date (ISO), told to the model in a system message; empty = not told."""
+
+    def messages(self, prompt: str | list[BaseMessage]) -> list[BaseMessage]:
+        """The messages of one call: the date (when set), then the prompt."""
+        body: list[BaseMessage] = [HumanMessage(prompt)] if isinstance(prompt, str) else [*prompt]
+        if not self.today:
+            return body
+        return [SystemMessage(f"Today's date is {self.today}."), *body]
 
     def error(self, kind: str, message: str, raw: str = "") -> ErrorRecord:
         """An error record for this call site (``raw`` kept, capped, when given)."""
@@ -45,11 +56,16 @@ class CallSite:
 
 @dataclass
 class Reply:
-    """Text of a model answer (None when the call failed) plus what it cost."""
+    """Text of a model answer (None when the call failed) plus what it cost.
+
+    ``truncated`` is True when the provider says the answer stopped at the output cap; the
+    text is then kept as written and a ``truncated`` error is recorded.
+    """
 
     text: str | None
     cost: dict[str, RoleCost]
     errors: list[ErrorRecord] = field(default_factory=list)
+    truncated: bool = False
 
 
 def usage_of(message: BaseMessage) -> tuple[int, int]:
@@ -164,6 +180,98 @@ def _failure(exc: BaseException, attempts: int, timeout: float) -> tuple[str, st
     return kind, redact(f"{type(exc).__name__}: {exc}{tries}")[:2000]
 
 
+_CUT_REASONS = {
+    "finish_reason": ("length",),  # OpenAI and OpenAI-compatible servers, llama.cpp
+    "stop_reason": ("max_tokens",),  # Anthropic
+    "done_reason": ("length",),  # Ollama
+}
+
+
+def was_cut(message: BaseMessage) -> bool:
+    """Whether the provider reports that ``message`` stopped at the output cap."""
+    meta = getattr(message, "response_metadata", None) or {}
+    return any(meta.get(key) in values for key, values in _CUT_REASONS.items())
+
+
+def _cut_completion(exc: BaseException) -> BaseMessage | None:
+    """The partial answer carried by an SDK error raised for a cut structured answer.
+
+    The OpenAI SDK raises ``LengthFinishReasonError`` (with the completion attached) instead
+    of returning a structured answer that hit the cap; it is a truncation, not a failure.
+    """
+    completion = getattr(exc, "completion", None)
+    choices = getattr(completion, "choices", None)
+    if not choices or getattr(choices[0], "finish_reason", None) != "length":
+        return None
+    usage = getattr(completion, "usage", None)
+    message = AIMessage(
+        content=getattr(choices[0].message, "content", None) or "",
+        response_metadata={"finish_reason": "length"},
+    )
+    if usage is not None:
+        message.usage_metadata = {
+            "input_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+            "output_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+            "total_tokens": int(getattr(usage, "total_tokens", 0) or 0),
+        }
+    return message
+
+
+async def _call(
+    runnable: Runnable[Any, Any], messages: list[BaseMessage], site: CallSite
+) -> tuple[Any, int]:
+    """Run one call with the site's timeout and bounded retries of transient faults.
+
+    Returns the result and the number of attempts; a failure becomes a Reply without text,
+    and a structured answer an SDK refused for hitting the cap becomes the cut message.
+    """
+    retries = 0 if _is_local(runnable) else site.retries  # a local timeout would recur
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(max(0, retries) + 1),
+        wait=backoff_wait,
+        retry=retry_if_exception(is_transient),
+        sleep=lambda seconds: _sleep(seconds),
+        reraise=True,
+    )
+    attempts = 0
+    try:
+        async for attempt in retrying:
+            with attempt:
+                attempts += 1
+                result = await asyncio.wait_for(runnable.ainvoke(messages), timeout=site.timeout)
+    except Exception as exc:  # provider errors come in many types; record, do not crash
+        cut = _cut_completion(exc)
+        if cut is not None:
+            return cut, attempts
+        kind, text = _failure(exc, attempts, site.timeout)
+        cost = one_call_cost(site.role, None)
+        cost[site.role]["llm_calls"] = attempts
+        return Reply(None, cost, [site.error(kind, text)]), attempts
+    return result, attempts
+
+
+def _capped(model: Any, site: CallSite) -> Any:
+    """``model`` with the site's output cap (the embedded model keeps its own)."""
+    if site.max_tokens is None or _is_local(model):
+        return model
+    from tools.models import with_output_cap
+
+    return with_output_cap(model, site.max_tokens)
+
+
+def _reply(message: BaseMessage, attempts: int, site: CallSite) -> Reply:
+    """A successful answer as a Reply: text, cost, and a ``truncated`` record when cut."""
+    text = message.content if isinstance(message.content, str) else str(message.text)
+    cost = one_call_cost(site.role, message)
+    cost[site.role]["llm_calls"] = attempts
+    reply = Reply(text, cost)
+    if was_cut(message):
+        reply.truncated = True
+        cap = f"the {site.max_tokens}-token output cap" if site.max_tokens else "the output cap"
+        reply.errors.append(site.error("truncated", f"the answer stopped at {cap}", text))
+    return reply
+
+
 async def ask(
     model: BaseChatModel | Runnable[Any, BaseMessage],
     prompt: str | list[BaseMessage],
@@ -172,52 +280,122 @@ async def ask(
     """Send one prompt; never raises for model faults, which are returned as error records.
 
     Transient faults (timeouts, connection errors, 408/429/5xx, rate-limit classes) are
-    retried up to ``retries`` more times with bounded exponential backoff (a provider's
+    retried up to ``site.retries`` more times with bounded exponential backoff (a provider's
     Retry-After wins, capped); other errors fail at once. Every attempt counts as an LLM call.
+    An answer the provider cut at the output cap is kept and recorded as ``truncated``.
     """
-    messages = [HumanMessage(prompt)] if isinstance(prompt, str) else prompt
-    role, timeout, retries = site.role, site.timeout, site.retries
-    if _is_local(model):
-        retries = 0  # the embedded model has no transient faults; a timeout would recur
-    attempts = 0
-    retrying = AsyncRetrying(
-        stop=stop_after_attempt(max(0, retries) + 1),
-        wait=backoff_wait,
-        retry=retry_if_exception(is_transient),
-        sleep=lambda seconds: _sleep(seconds),
-        reraise=True,
-    )
-    try:
-        async for attempt in retrying:
-            with attempt:
-                attempts += 1
-                message = await asyncio.wait_for(model.ainvoke(messages), timeout=timeout)
-    except Exception as exc:  # provider errors come in many types; record, do not crash
-        kind, text = _failure(exc, attempts, timeout)
-        cost = one_call_cost(role, None)
-        cost[role]["llm_calls"] = attempts
-        return Reply(None, cost, [site.error(kind, text)])
-    text = message.content if isinstance(message.content, str) else str(message.text)
-    cost = one_call_cost(role, message)
-    cost[role]["llm_calls"] = attempts
-    return Reply(text, cost)
+    result, attempts = await _call(_capped(model, site), site.messages(prompt), site)
+    if isinstance(result, Reply):
+        return result
+    return _reply(result, attempts, site)
 
 
-_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
+SCHEMA_INSTRUCTION = "Answer with one JSON object matching this JSON schema:"
 
 
 def parse_json_model(text: str, schema: type[SchemaT]) -> SchemaT | str:
-    """Validate the outermost JSON object in ``text``; returns the error text on failure."""
-    match = _JSON_OBJECT.search(text)
-    if not match:
-        return "no JSON object in output"
-    try:
-        return schema.model_validate_json(match.group(0))
-    except ValidationError as exc:
-        return f"invalid JSON for {schema.__name__}: {exc.error_count()} error(s): " + "; ".join(
-            str(e["msg"]) for e in exc.errors()[:3]
+    """Validate the first JSON object in ``text``; returns the reason on failure."""
+    return read_model(text, schema)
+
+
+def structured_mode(model: Any) -> str:
+    """How ``model`` is asked for JSON: grammar, response_format, native or prompt.
+
+    ``grammar``: the embedded llama.cpp model, held to the schema by a JSON grammar.
+    ``response_format``: OpenAI and OpenAI-compatible servers (vLLM...), JSON-schema
+    response format. ``native``: any other chat model implementing
+    ``with_structured_output`` (Anthropic: tool calling; Ollama: ``format``).
+    ``prompt``: the schema goes in the prompt and the text is read and validated.
+    """
+    base = getattr(model, "bound", model)
+    if _is_local(base):
+        return "grammar"
+    if type(base).__name__ in ("ChatOpenAI", "AzureChatOpenAI"):
+        return "response_format"
+    if not isinstance(base, BaseChatModel):
+        return "prompt"
+    implemented = type(base).with_structured_output is not BaseChatModel.with_structured_output
+    tools = type(base).bind_tools is not BaseChatModel.bind_tools
+    return "native" if implemented or tools else "prompt"
+
+
+def _schema_json(schema: type[BaseModel]) -> dict[str, Any]:
+    return _SCHEMAS.setdefault(schema, schema.model_json_schema())
+
+
+_SCHEMAS: dict[type[BaseModel], dict[str, Any]] = {}
+
+
+async def _structured_once(
+    model: BaseChatModel,
+    prompt: str,
+    schema: type[SchemaT],
+    site: CallSite,
+    mode: str,
+) -> tuple[SchemaT | None, Reply]:
+    """One structured call in ``mode``; parse failures are recorded on the reply."""
+    target: Any
+    text_prompt = prompt
+    if mode == "grammar":
+        target = model.bind(response_format={"type": "json_object", "schema": _schema_json(schema)})
+    elif mode == "response_format":
+        fmt = {
+            "type": "json_schema",
+            "json_schema": {
+                "name": schema.__name__,
+                "schema": _schema_json(schema),
+                "strict": False,
+            },
+        }
+        target = _capped(model, site).bind(response_format=fmt)
+    elif mode == "native":
+        target = _capped(model, site).with_structured_output(schema, include_raw=True)
+    else:
+        target = model
+        schema_text = json.dumps(_schema_json(schema))
+        text_prompt = (
+            f"{prompt}\n\nAnswer with one JSON object matching this JSON schema:\n{schema_text}"
         )
+    messages = site.messages(text_prompt)
+    if mode == "prompt":
+        result, attempts = await _call(_capped(target, site), messages, site)
+    else:
+        result, attempts = await _call(target, messages, site)
+    if isinstance(result, Reply):
+        return None, result
+    parsed: Any = None
+    problem = ""
+    if isinstance(result, dict):  # native: {"raw": message, "parsed": ..., "parsing_error": ...}
+        raw = result.get("raw")
+        reply = _reply(raw, attempts, site) if isinstance(raw, BaseMessage) else Reply("", {})
+        value = result.get("parsed")
+        if isinstance(value, schema):
+            parsed = value
+        elif isinstance(value, dict):
+            parsed = validate(value, schema)
+        elif isinstance(raw, BaseMessage):
+            parsed = read_model(_raw_text(raw), schema)
+            if isinstance(parsed, str) and result.get("parsing_error") is not None:
+                parsed = redact(f"{parsed} ({result['parsing_error']})")[:500]
+        if reply.text == "" and isinstance(raw, BaseMessage):
+            reply.text = _raw_text(raw)
+    else:
+        reply = _reply(result, attempts, site)
+        parsed = read_model(reply.text or "", schema)
+    if isinstance(parsed, str) or parsed is None:
+        problem = parsed if isinstance(parsed, str) else "no structured output"
+        reply.errors.append(site.error("parse_error", problem, reply.text or ""))
+        return None, reply
+    return parsed, reply
+
+
+def _raw_text(message: BaseMessage) -> str:
+    """The JSON a native structured answer carried: tool-call arguments, else the text."""
+    calls = getattr(message, "tool_calls", None) or []
+    if calls:
+        return json.dumps(calls[0].get("args", {}))
+    return message.content if isinstance(message.content, str) else str(message.text)
 
 
 async def ask_structured(
@@ -228,24 +406,16 @@ async def ask_structured(
 ) -> tuple[SchemaT | None, Reply]:
     """Ask for output matching ``schema``; a mismatch is recorded as a parse error, never guessed.
 
-    The embedded llama.cpp model is constrained by a JSON-schema grammar; other models get
-    the schema in the prompt and their text is validated.
+    Uses the provider's structured-output mode where it has one (see ``structured_mode``),
+    else the schema in the prompt. An answer cut at the output cap is asked again once with
+    twice the cap before it is recorded as unparseable; both attempts count.
     """
-    from tools.local_llm import LocalChatModel
-
-    schema_json = json.dumps(schema.model_json_schema())
-    if isinstance(model, LocalChatModel):
-        bound = model.bind(
-            response_format={"type": "json_object", "schema": schema.model_json_schema()}
-        )
-        reply = await ask(bound, prompt, site)
-    else:
-        full = f"{prompt}\n\nAnswer with one JSON object matching this JSON schema:\n{schema_json}"
-        reply = await ask(model, full, site)
-    if reply.text is None:
-        return None, reply
-    parsed = parse_json_model(reply.text, schema)
-    if isinstance(parsed, str):
-        reply.errors.append(site.error("parse_error", parsed, reply.text))
-        return None, reply
-    return parsed, reply
+    mode = structured_mode(model)
+    parsed, reply = await _structured_once(model, prompt, schema, site, mode)
+    if parsed is not None or not reply.truncated or site.max_tokens is None or mode == "grammar":
+        return parsed, reply
+    bigger = replace(site, max_tokens=site.max_tokens * 2)
+    parsed, again = await _structured_once(model, prompt, schema, bigger, mode)
+    again.cost = add_costs(reply.cost, again.cost)
+    again.errors = reply.errors + again.errors
+    return parsed, again

@@ -12,6 +12,9 @@ from tools.records import ModelConfigError
 
 ModelSpec = str | BaseChatModel
 
+LOCAL_OUTPUT_CAP = 512
+"""The embedded 135M model's output cap, whatever the settings: its useful answers are short,
+and a runaway loop then costs seconds, not minutes."""
 _registered: dict[str, BaseChatModel] = {}
 _cache: dict[tuple[str, float, int, float], BaseChatModel] = {}
 _lock = threading.Lock()
@@ -49,7 +52,9 @@ def _build(spec: str, temperature: float, max_tokens: int, timeout: float) -> Ba
     if spec == "local":
         from tools.local_llm import load_local_model
 
-        return load_local_model(temperature=temperature, max_tokens=max_tokens)
+        return load_local_model(
+            temperature=temperature, max_tokens=min(max_tokens, LOCAL_OUTPUT_CAP)
+        )
     provider, sep, name = spec.partition(":")
     if not sep or not provider or not name:
         raise ModelConfigError(
@@ -90,3 +95,42 @@ def _build(spec: str, temperature: float, max_tokens: int, timeout: float) -> Ba
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
+
+
+_CAP_FIELDS = ("max_tokens", "max_completion_tokens", "num_predict", "max_new_tokens")
+_copies: dict[tuple[int, str, float], tuple[Any, Any]] = {}
+
+
+def _with_field(model: Any, names: tuple[str, ...], value: float) -> Any:
+    """A cached copy of ``model`` whose first field among ``names`` is ``value``.
+
+    Bindings are copied around a copy of the model they wrap; a model with none of the
+    fields (a scripted test model, say) comes back as it is.
+    """
+    bound = getattr(model, "bound", None)
+    if bound is not None and hasattr(model, "kwargs"):
+        inner = _with_field(bound, names, value)
+        return model if inner is bound else model.model_copy(update={"bound": inner})
+    fields = getattr(type(model), "model_fields", {})
+    name = next((n for n in names if n in fields), None)
+    if name is None or getattr(model, name, None) == value:
+        return model
+    key = (id(model), name, float(value))
+    with _lock:
+        if key not in _copies or _copies[key][0] is not model:
+            _copies[key] = (model, model.model_copy(update={name: value}))
+        return _copies[key][1]
+
+
+def with_output_cap(model: Any, max_tokens: int) -> Any:
+    """``model`` with its output cap set to ``max_tokens`` (a copy; the original is kept).
+
+    Works for chat models that keep the cap in a field: OpenAI and compatible servers,
+    Anthropic, Ollama, llama.cpp, Hugging Face pipelines.
+    """
+    return _with_field(model, _CAP_FIELDS, max_tokens)
+
+
+def with_temperature(model: Any, temperature: float) -> Any:
+    """``model`` sampling at ``temperature`` (a copy; the original is kept)."""
+    return _with_field(model, ("temperature",), temperature)

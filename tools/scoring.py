@@ -6,18 +6,25 @@ import asyncio
 import math
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import TypeVar
+
+import numpy as np
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
 from langchain_core.embeddings import Embeddings  # noqa: E402
 from langchain_core.language_models import BaseChatModel  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
-from ragas.embeddings.base import BaseRagasEmbedding  # noqa: E402
 from ragas.llms.base import InstructorBaseRagasLLM  # noqa: E402
-from ragas.metrics.collections import AnswerRelevancy, Faithfulness  # noqa: E402
+from ragas.metrics.collections import Faithfulness  # noqa: E402
+from ragas.metrics.collections.answer_relevancy.util import (  # noqa: E402
+    AnswerRelevanceInput,
+    AnswerRelevanceOutput,
+    AnswerRelevancePrompt,
+)
 
 from tools.llm import CallSite, ask_structured, redact  # noqa: E402
+from tools.models import with_temperature  # noqa: E402
 from tools.records import ErrorRecord, RoleCost, add_costs  # noqa: E402
 
 T = TypeVar("T", bound=BaseModel)
@@ -52,26 +59,6 @@ class _ChatModelForRagas(InstructorBaseRagasLLM):
         return asyncio.run(self.agenerate(prompt, response_model))
 
 
-class _EmbeddingsForRagas(BaseRagasEmbedding):
-    """Lets RAGAS metrics use a LangChain embeddings object."""
-
-    def __init__(self, embeddings: Embeddings) -> None:
-        super().__init__()
-        self.inner = embeddings
-
-    def embed_text(self, text: str, **kwargs: Any) -> list[float]:
-        return self.inner.embed_query(text)
-
-    async def aembed_text(self, text: str, **kwargs: Any) -> list[float]:
-        return await asyncio.to_thread(self.inner.embed_query, text)
-
-    def embed_texts(self, texts: list[str], **kwargs: Any) -> list[list[float]]:
-        return self.inner.embed_documents(texts)
-
-    async def aembed_texts(self, texts: list[str], **kwargs: Any) -> list[list[float]]:
-        return await asyncio.to_thread(self.inner.embed_documents, texts)
-
-
 @dataclass
 class Scores:
     """Scores of one answer; None = could not be computed (the reason is in ``errors``)."""
@@ -95,61 +82,88 @@ async def ragas_scores(
     embeddings: Embeddings,
     site: CallSite,
     strictness: int = 3,
+    question_temperature: float = 0.7,
 ) -> Scores:
-    """Faithfulness of ``answer`` to ``contexts`` and its relevance to ``claim``.
+    """Faithfulness of ``answer`` to ``contexts`` and its relevance to ``claim``, concurrently.
 
     ``contexts=None`` means the agent had no retrieval tool: faithfulness is not applicable.
     Failures (unparseable scorer output, timeouts) leave that score None and are recorded.
     """
     llm = _ChatModelForRagas(model, site)
+    sampler = _ChatModelForRagas(with_temperature(model, question_temperature), site)
     out = Scores()
     where = ErrorRecord(round=site.round_no, agent=site.agent, stage="score")
-    if contexts is not None:
-        if not contexts:
-            out.errors.append(
-                ErrorRecord(
-                    **where,
-                    kind="score_unavailable",
-                    message="faithfulness: no documents were retrieved",
-                )
-            )
-            out.faithfulness = 0.0
-        else:
-            try:
-                result = await Faithfulness(llm=llm).ascore(
-                    user_input=claim, response=answer, retrieved_contexts=contexts
-                )
-                out.faithfulness = _finite(result.value)
-                if out.faithfulness is None:
-                    out.errors.append(
-                        ErrorRecord(
-                            **where,
-                            kind="score_unavailable",
-                            message="faithfulness: no statements extracted",
-                        )
-                    )
-            except Exception as exc:  # RAGAS wraps provider/parse errors in many types
-                out.errors.append(
-                    ErrorRecord(
-                        **where,
-                        kind="score_error",
-                        message=redact(f"faithfulness: {type(exc).__name__}: {exc}"),
-                    )
-                )
-    try:
-        metric = AnswerRelevancy(
-            llm=llm, embeddings=_EmbeddingsForRagas(embeddings), strictness=strictness
-        )
-        result = await metric.ascore(user_input=claim, response=answer)
-        out.answer_relevance = _finite(result.value)
-    except Exception as exc:  # see above
-        out.errors.append(
-            ErrorRecord(
-                **where,
-                kind="score_error",
-                message=redact(f"answer_relevance: {type(exc).__name__}: {exc}"),
-            )
-        )
-    out.cost = llm.cost
-    out.errors = llm.errors + out.errors
+    faithfulness, relevance = await asyncio.gather(
+        _faithfulness(llm, claim, answer, contexts, where),
+        _relevance(sampler, embeddings, claim, answer, strictness, where),
+    )
+    out.faithfulness, faith_errors = faithfulness
+    out.answer_relevance, relevance_errors = relevance
+    out.cost = add_costs(llm.cost, sampler.cost)
+    out.errors = llm.errors + sampler.errors + faith_errors + relevance_errors
     return out
+
+
+async def _faithfulness(
+    llm: _ChatModelForRagas,
+    claim: str,
+    answer: str,
+    contexts: list[str] | None,
+    where: ErrorRecord,
+) -> tuple[float | None, list[ErrorRecord]]:
+    """RAGAS faithfulness (statements, then one verdict per statement); None = unavailable."""
+    if contexts is None:
+        return None, []
+    if not contexts:
+        message = "faithfulness: no documents were retrieved"
+        return 0.0, [ErrorRecord(**where, kind="score_unavailable", message=message)]
+    try:
+        result = await Faithfulness(llm=llm).ascore(
+            user_input=claim, response=answer, retrieved_contexts=contexts
+        )
+    except Exception as exc:  # RAGAS wraps provider/parse errors in many types
+        message = redact(f"faithfulness: {type(exc).__name__}: {exc}")
+        return None, [ErrorRecord(**where, kind="score_error", message=message)]
+    value = _finite(result.value)
+    if value is None:
+        message = "faithfulness: no statements extracted"
+        return None, [ErrorRecord(**where, kind="score_unavailable", message=message)]
+    return value, []
+
+
+async def _relevance(
+    llm: _ChatModelForRagas,
+    embeddings: Embeddings,
+    claim: str,
+    answer: str,
+    strictness: int,
+    where: ErrorRecord,
+) -> tuple[float | None, list[ErrorRecord]]:
+    """RAGAS answer relevance: ``strictness`` questions written back from the answer.
+
+    RAGAS's own prompt and formula (mean cosine between the claim and each question, 0 when
+    every question calls the answer noncommittal), but the question calls run concurrently
+    and sample (the caller passes a model at a temperature above 0), so they are different
+    questions rather than one question asked ``strictness`` times.
+    """
+    prompt = AnswerRelevancePrompt().to_string(AnswerRelevanceInput(response=answer))
+    outputs = await asyncio.gather(
+        *(llm.agenerate(prompt, AnswerRelevanceOutput) for _ in range(strictness)),
+        return_exceptions=True,
+    )
+    failures = [o for o in outputs if isinstance(o, BaseException)]
+    for failure in failures:
+        if not isinstance(failure, Exception):
+            raise failure  # cancellation and the like are not score failures
+    questions = [o for o in outputs if isinstance(o, AnswerRelevanceOutput) and o.question]
+    if not questions:
+        reason = "; ".join(str(f) for f in failures)[:500] or "no question was written"
+        message = redact(f"answer_relevance: {reason}")
+        return None, [ErrorRecord(**where, kind="score_error", message=message)]
+    vectors = await asyncio.to_thread(
+        embeddings.embed_documents, [claim, *(q.question for q in questions)]
+    )
+    target, *others = (np.asarray(v, dtype=float) for v in vectors)
+    cosines = [float(v @ target / (np.linalg.norm(v) * np.linalg.norm(target))) for v in others]
+    committal = not all(q.noncommittal for q in questions)
+    return _finite(float(np.mean(cosines)) * committal), []

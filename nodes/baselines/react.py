@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
@@ -12,14 +11,12 @@ from nodes.baselines.state import ReactState
 from nodes.claims import clean_claim
 from nodes.common import model_for, route, settings
 from nodes.evidence_block import render_evidence
-from nodes.parse import ParseFailure, parse_label, parse_query
+from nodes.parse import ParseFailure, parse_label, parse_query, wants_search
 from nodes.retrieval import retrieve_or_record
 from nodes.state import Turn
 from prompts import baselines as prompts
 from tools.llm import ask
 from tools.records import ErrorRecord
-
-_SEARCH_RE = re.compile(r"^\W*SEARCH\s*:", re.IGNORECASE | re.MULTILINE)
 
 
 async def start(state: ReactState, runtime: Runtime[ReactContext]) -> dict[str, Any]:
@@ -71,7 +68,7 @@ async def think(state: ReactState, runtime: Runtime[ReactContext]) -> dict[str, 
     errors: list[ErrorRecord] = list(reply.errors)
     update: dict[str, Any] = {"cost": reply.cost, "errors": errors}
     text = reply.text or ""
-    if reply.text is not None and left > 0 and _SEARCH_RE.search(text):
+    if reply.text is not None and left > 0 and wants_search(text):
         query = parse_query(text)
         if isinstance(query, str):
             return {**update, "decision": "search", "pending_query": query}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
@@ -56,6 +56,13 @@ class ModeratorDecision(BaseModel):
     )
     justification: str = Field(default="", description="Why the evidence leads to the verdict.")
 
+    key_aliases: ClassVar[dict[str, str]] = {  # the paper's own key names (App. B)
+        "primary_insight": "new_insight",
+        "new_insights": "new_insight",
+        "justification_for_proceeding": "reason",
+        "proceeding_necessity": "proceed",
+        "justification_for_verdict": "justification",
+    }
     _label = field_validator("verdict", mode="before")(_canonical_label)
 
     @model_validator(mode="after")
@@ -71,6 +78,7 @@ class FinalVerdict(BaseModel):
     justification: str = Field(description="Step-by-step reasons for the verdict.")
     verdict: Label = Field(description="SUPPORTS, REFUTES, NOT ENOUGH INFO or CONFLICTING.")
 
+    key_aliases: ClassVar[dict[str, str]] = {"justification_for_verdict": "justification"}
     _label = field_validator("verdict", mode="before")(_canonical_label)
 
 

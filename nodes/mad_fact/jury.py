@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import Any, Literal
 
@@ -15,50 +14,12 @@ from nodes.evidence_block import render_evidence
 from nodes.labelled import ask_parsed
 from nodes.mad_fact.context import MADFactContext, Strategy
 from nodes.mad_fact.state import ClaimResult, JuryState, JuryTurn, KnowledgeEntry
-from nodes.parse import ParseFailure, parse_query
+from nodes.parse import ParseFailure, Truth, parse_confidence, parse_query, parse_truth
 from nodes.retrieval import retrieve_or_record
 from prompts import mad_fact as prompts
 from tools.factuality import normalize_claim
 from tools.llm import CallSite, ask
 from tools.records import ErrorRecord, RoleCost, add_costs
-
-Truth = Literal["TRUE", "FALSE"]
-_TRUTH_RE = re.compile(r"\b(NOT\s+)?(TRUE|FALSE)\b")
-_BOLD_TRUTH_RE = re.compile(r"\*\*\s*(TRUE|FALSE)\s*\*\*", re.IGNORECASE)
-_CONF_RE = re.compile(r"CONFIDENCE\s*[:=]?\s*\**\s*(\d+(?:\.\d+)?|\.\d+)\s*(%)?", re.IGNORECASE)
-
-
-def parse_truth(text: str) -> Truth | ParseFailure:
-    """Read TRUE or FALSE from the last line (upper case), else from the last bold label."""
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    if not lines:
-        return ParseFailure("empty output", text)
-    found = _TRUTH_RE.findall(lines[-1])
-    if any(negated for negated, _ in found):
-        return ParseFailure("negated label on the last line", text)
-    labels = {label for _, label in found}
-    if len(labels) > 1:
-        return ParseFailure("last line names both TRUE and FALSE", text)
-    if len(labels) == 1:
-        return "TRUE" if labels.pop() == "TRUE" else "FALSE"
-    bold = _BOLD_TRUTH_RE.findall(text)
-    if bold:
-        return "TRUE" if bold[-1].upper() == "TRUE" else "FALSE"
-    return ParseFailure("no TRUE/FALSE on the last line", text)
-
-
-def parse_confidence(text: str) -> float | ParseFailure:
-    """Read the last ``CONFIDENCE: x`` (0-1, or a percentage)."""
-    matches = _CONF_RE.findall(text)
-    if not matches:
-        return ParseFailure("no CONFIDENCE line", text)
-    number, percent = matches[-1]
-    value = float(number)
-    if percent or 1.0 < value <= 100.0:
-        value /= 100.0
-    if not 0.0 <= value <= 1.0:
-        return ParseFailure(f"confidence {number} out of range", text)
-    return value
 
 
 def strategy_for(rule: int, round_no: int) -> Strategy:

@@ -10,8 +10,9 @@ from nodes.claims import clean_claim
 from nodes.common import model_for, settings
 from nodes.labelled import ask_parsed
 from nodes.mad_fact.context import SingleVerifierContext
-from nodes.mad_fact.jury import new_query, parse_truth, render_knowledge, render_used, used_queries
+from nodes.mad_fact.jury import new_query, render_knowledge, render_used, used_queries
 from nodes.mad_fact.state import JuryTurn, KnowledgeEntry, VerifierState
+from nodes.parse import parse_truth
 from nodes.retrieval import retrieve_or_record
 from prompts import mad_fact as prompts
 

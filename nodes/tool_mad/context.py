@@ -40,6 +40,13 @@ class ToolMADContext(Context):
         default=3,
         metadata={"description": "Questions generated back from an answer for answer relevance."},
     )
+    relevance_temperature: float = field(
+        default=0.7,
+        metadata={
+            "description": "Sampling temperature of those question calls (above 0, so they are "
+            "different questions; they run concurrently)."
+        },
+    )
 
     def __post_init__(self) -> None:
         """Check the Tool-MAD settings after the shared ones."""
@@ -50,5 +57,9 @@ class ToolMADContext(Context):
         for name in ("faithfulness_threshold", "relevance_threshold"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, got {getattr(self, name)}")
-        if self.relevance_strictness < 1:
-            raise ValueError("relevance_strictness must be at least 1")
+        if not 1 <= self.relevance_strictness <= 10:
+            raise ValueError(f"relevance_strictness must be 1..10, got {self.relevance_strictness}")
+        if not 0.0 <= self.relevance_temperature <= 2.0:
+            raise ValueError(
+                f"relevance_temperature must be 0..2, got {self.relevance_temperature}"
+            )

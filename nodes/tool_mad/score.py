@@ -40,6 +40,7 @@ def make_score_node(agent: str) -> Node:
                 embeddings=embeddings,
                 site=ctx.site(role="scorer", agent=agent, stage="score", round_no=state["round"]),
                 strictness=ctx.relevance_strictness,
+                question_temperature=ctx.relevance_temperature,
             )
             turn["faithfulness"] = result.faithfulness
             turn["answer_relevance"] = result.answer_relevance

@@ -14,10 +14,9 @@ from typer.testing import CliRunner
 from factdebate.cli import app
 from nodes.debate_cv.moderator import FinalVerdict, ModeratorDecision
 from nodes.mad_fact.clerk import ClaimList, keep_checkable
-from nodes.mad_fact.jury import parse_confidence, parse_truth
 from nodes.madam_rag.aggregate import AnswerList
 from nodes.madam_rag.doc_agent import AgentAnswer
-from nodes.parse import ParseFailure
+from nodes.parse import ParseFailure, parse_confidence, parse_truth
 from tools.answers import clean_answers
 from tools.llm import parse_json_model
 
