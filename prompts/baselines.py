@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-from prompts.common import EVIDENCE_RULES, LABEL_INSTRUCTIONS
-
-NO_EVIDENCE_LABELS = """\
-Think it through step by step using what you know. Then finish with exactly one label, alone
-on the last line, written in bold:
-- **SUPPORTS** if the claim is true;
-- **REFUTES** if the claim is false;
-- **NOT ENOUGH INFO** if you cannot tell."""
+from prompts.common import EVIDENCE_RULES, LABEL_INSTRUCTIONS, NO_EVIDENCE_LABELS
 
 COT = """\
 You are a careful fact-checker. Decide whether the claim below is true. No documents are

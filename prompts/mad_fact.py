@@ -113,6 +113,10 @@ LATER_ROUND = (
     "Take the other jurors' opinions into account: build on points you find sound and correct "
     "mistakes you see, citing the searches where you can."
 )
+LATER_ROUND_NO_SEARCHES = (
+    "Take the other jurors' opinions into account: build on points you find sound and correct "
+    "mistakes you see. No searches were run, so reason from what the jurors know."
+)
 
 VERIFIER_QUERY = """\
 You check whether a claim is factually correct using web search.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prompts.common import EVIDENCE_RULES, LABEL_INSTRUCTIONS
+from prompts.common import EVIDENCE_RULES, LABEL_INSTRUCTIONS, NO_EVIDENCE_LABELS
 
 TOOL_DESCRIPTIONS = {
     "rag": "You consult a local document collection through dense vector retrieval.",
@@ -34,11 +34,20 @@ Other agent's answer: {opponent_answer}
 Your previous query: {previous_query}
 Claim: {claim}"""
 
+GROUNDED_STYLE = """\
+Write your reasoning as plain statements of fact taken from the documents, citing them as
+[1], [2]... (for example: "The Eiffel Tower was completed in 1889 [1]."). Every sentence you
+write is checked against the documents, so write about the subject of the claim, not about
+the debate: no sentences such as "the claim states...", "the other agent says..." or
+"document 2 is not relevant"."""
+
 FIRST_ARGUMENT = """\
 {role}
 
 Decide whether the claim holds, based on the documents you retrieved.
 {evidence_rules}
+
+{grounded_style}
 
 {label_instructions}
 
@@ -54,6 +63,8 @@ Decide whether the claim holds, based on the documents you retrieved and the oth
 previous answer. You may change your mind or defend your position.
 {evidence_rules}
 
+{grounded_style}
+
 {label_instructions}
 
 Claim: {claim}
@@ -63,9 +74,30 @@ Other agent's answer: {opponent_answer}
 Documents:
 {evidence}"""
 
+FIRST_ARGUMENT_NO_TOOL = """\
+{role}
+
+Decide whether the claim holds, from what you know.
+
+{label_instructions}
+
+Claim: {claim}"""
+
+NEXT_ARGUMENT_NO_TOOL = """\
+{role}
+
+Decide whether the claim holds, from what you know and the other agent's previous answer.
+You may change your mind or defend your position.
+
+{label_instructions}
+
+Claim: {claim}
+
+Other agent's answer: {opponent_answer}"""
+
 JUDGE = """\
-You are the judge of a fact-checking debate between two agents that did not reach a
-reliable agreement. Decide the verdict yourself.
+You are the judge of a fact-checking debate between two agents. The debate reached its round
+limit without settling the verdict: {situation} Decide the verdict yourself.
 
 Each agent carries two scores averaged over the rounds, between 0 and 1 (higher is more
 reliable): faithfulness says how well its answers are backed by the documents it retrieved;
@@ -84,6 +116,13 @@ Scores:
 {scores}"""
 
 
+SITUATION_DISAGREED = "in the last round the agents disagreed ({labels})."
+SITUATION_AGREED_UNSTABLE = (
+    "in the last round both agents concluded {label}, but the agreement did not count as "
+    "reliable because {problems}. Their agreement is a signal, not the answer."
+)
+
+
 def render_debater_role(tool: str) -> str:
     """Describe a debater's role and tool."""
     return DEBATER_ROLE.format(tool_description=TOOL_DESCRIPTIONS[tool])
@@ -92,10 +131,16 @@ def render_debater_role(tool: str) -> str:
 __all__ = [
     "EVIDENCE_RULES",
     "FIRST_ARGUMENT",
+    "FIRST_ARGUMENT_NO_TOOL",
+    "GROUNDED_STYLE",
     "FIRST_QUERY",
     "JUDGE",
     "LABEL_INSTRUCTIONS",
     "NEXT_ARGUMENT",
+    "NEXT_ARGUMENT_NO_TOOL",
+    "NO_EVIDENCE_LABELS",
+    "SITUATION_AGREED_UNSTABLE",
+    "SITUATION_DISAGREED",
     "NEXT_QUERY",
     "render_debater_role",
 ]

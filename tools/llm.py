@@ -374,6 +374,8 @@ async def _structured_once(
             parsed = value
         elif isinstance(value, dict):
             parsed = validate(value, schema)
+        elif reply.truncated:
+            parsed = "the structured answer was cut at the output cap"
         elif isinstance(raw, BaseMessage):
             parsed = read_model(_raw_text(raw), schema)
             if isinstance(parsed, str) and result.get("parsing_error") is not None:
@@ -408,7 +410,8 @@ async def ask_structured(
 
     Uses the provider's structured-output mode where it has one (see ``structured_mode``),
     else the schema in the prompt. An answer cut at the output cap is asked again once with
-    twice the cap before it is recorded as unparseable; both attempts count.
+    twice the cap before it is recorded as unparseable; both attempts count, and the cut
+    stays on record as a ``truncated`` error.
     """
     mode = structured_mode(model)
     parsed, reply = await _structured_once(model, prompt, schema, site, mode)
@@ -417,5 +420,6 @@ async def ask_structured(
     bigger = replace(site, max_tokens=site.max_tokens * 2)
     parsed, again = await _structured_once(model, prompt, schema, bigger, mode)
     again.cost = add_costs(reply.cost, again.cost)
-    again.errors = reply.errors + again.errors
+    # The cut is kept on record; "unparseable" is only said of the answer that counts.
+    again.errors = [e for e in reply.errors if e.get("kind") != "parse_error"] + again.errors
     return parsed, again

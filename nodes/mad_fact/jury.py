@@ -22,6 +22,13 @@ from tools.llm import CallSite, ask
 from tools.records import ErrorRecord, RoleCost, add_costs
 
 
+def round_instructions(round_no: int, searched: bool) -> str:
+    """What a juror is asked to do this round (never to cite searches that did not run)."""
+    if round_no == 1:
+        return prompts.FIRST_ROUND
+    return prompts.LATER_ROUND if searched else prompts.LATER_ROUND_NO_SEARCHES
+
+
 def strategy_for(rule: int, round_no: int) -> Strategy:
     """How every juror answers in ``round_no`` under debate rule 1, 2 or 3."""
     if round_no == 1:
@@ -210,7 +217,7 @@ async def speak(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[str,
         turn_evidence=render_evidence(own, ctx.max_doc_chars)
         if state.get("turn_query")
         else "(you did not search this turn)",
-        round_instructions=prompts.FIRST_ROUND if round_no == 1 else prompts.LATER_ROUND,
+        round_instructions=round_instructions(round_no, bool(state.get("knowledge"))),
     )
     model = await model_for(ctx, "debater")
     reply = await ask_parsed(

@@ -27,15 +27,18 @@ def make_argue_node(agent: str, opponent: str) -> Node:
             "claim": claim,
             "evidence": render_evidence(draft.get("evidence", []), ctx.max_doc_chars),
             "evidence_rules": prompts.EVIDENCE_RULES,
+            "grounded_style": prompts.GROUNDED_STYLE,
             "label_instructions": prompts.LABEL_INSTRUCTIONS,
         }
+        first, later = prompts.FIRST_ARGUMENT, prompts.NEXT_ARGUMENT
+        if draft["tool"] == "none":  # a VANILLA debater: no documents to reason from
+            first, later = prompts.FIRST_ARGUMENT_NO_TOOL, prompts.NEXT_ARGUMENT_NO_TOOL
+            shared["label_instructions"] = prompts.NO_EVIDENCE_LABELS
         if round_no == 1:
-            prompt = prompts.FIRST_ARGUMENT.format(**shared)
+            prompt = first.format(**shared)
         else:
             opponent_turn = turn_of(state.get("transcript", []), opponent, round_no - 1)
-            prompt = prompts.NEXT_ARGUMENT.format(
-                **shared, opponent_answer=answer_or_placeholder(opponent_turn)
-            )
+            prompt = later.format(**shared, opponent_answer=answer_or_placeholder(opponent_turn))
         model = await model_for(ctx, "debater")
         reply = await ask_label(
             model,

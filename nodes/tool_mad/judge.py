@@ -7,7 +7,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.common import model_for, settings
+from nodes.common import model_for, settings, turn_of
 from nodes.evidence_block import render_evidence
 from nodes.labelled import ask_label
 from nodes.state import Turn
@@ -53,11 +53,39 @@ def render_history(transcript: list[Turn], max_doc_chars: int) -> str:
     return "\n\n".join(blocks)
 
 
+def score_problems(turn: Turn, ctx: ToolMADContext) -> list[str]:
+    """Why one turn's scores did not pass the stability thresholds, in words."""
+    agent, problems = turn.get("agent", "?"), []
+    checks = [("answer relevance", turn.get("answer_relevance"), ctx.relevance_threshold)]
+    if turn.get("tool") != "none":
+        checks.insert(0, ("faithfulness", turn.get("faithfulness"), ctx.faithfulness_threshold))
+    for name, value, threshold in checks:
+        if value is None:
+            problems.append(f"{agent}'s {name} could not be computed")
+        elif value < threshold:
+            problems.append(f"{agent}'s {name} {value:.2f} is below {threshold:.2f}")
+    return problems
+
+
+def situation(transcript: list[Turn], round_no: int, ctx: ToolMADContext) -> str:
+    """Why the judge is deciding: the debaters disagreed, or agreed without passing scores."""
+    turns = [t for a in DEBATERS if (t := turn_of(transcript, a, round_no))]
+    labels = [t.get("label") for t in turns]
+    if len(turns) == len(DEBATERS) and len(set(labels)) == 1 and labels[0] is not None:
+        problems = [p for t in turns for p in score_problems(t, ctx)]
+        return prompts.SITUATION_AGREED_UNSTABLE.format(
+            label=labels[0], problems="; ".join(problems) or "the stability check did not pass"
+        )
+    said = ", ".join(f"{t.get('agent')}: {t.get('label') or 'no readable label'}" for t in turns)
+    return prompts.SITUATION_DISAGREED.format(labels=said or "no answers")
+
+
 async def judge(state: ToolMADState, runtime: Runtime[ToolMADContext]) -> dict[str, Any]:
     """Ask the judge for the final label; an unreadable answer leaves the verdict empty."""
     ctx = settings(runtime, ToolMADContext)
     transcript = state.get("transcript", [])
     prompt = prompts.JUDGE.format(
+        situation=situation(transcript, state["round"], ctx),
         claim=state["claim"],
         history=render_history(transcript, max(200, ctx.max_doc_chars // 4)),
         scores=render_scores(transcript) if ctx.stability_score else "(scores not computed)",

@@ -1,0 +1,100 @@
+"""An OpenAI-compatible chat server on 127.0.0.1 that behaves like a provider about limits.
+
+It answers ``POST /v1/chat/completions`` with text from a responder function, honours
+``max_completion_tokens``/``max_tokens`` by cutting the answer (one token = 4 characters, as
+the recorded answers count them) and then reports ``finish_reason: "length"``, reports
+usage, and records every request so tests can see caps and response formats.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Responder = Callable[[str, dict[str, Any]], str]
+CHARS_PER_TOKEN = 4
+
+
+def tokens(text: str) -> int:
+    """Token count as the recorded answers estimate it."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+class FakeProvider:
+    """A running fake server: its base URL, the requests it got, and the answers it sent."""
+
+    def __init__(self, responder: Responder) -> None:
+        self.responder = responder
+        self.requests: list[dict[str, Any]] = []
+        self.replies: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def model(self, name: str = "fake-capable") -> str:
+        """The model setting that reaches this server."""
+        return f"openai-compatible:{name}@{self.url}"
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        provider = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # quiet test output
+                return
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+                answer = provider.responder(prompt, body)
+                cap = body.get("max_completion_tokens") or body.get("max_tokens")
+                finish = "stop"
+                if cap is not None and tokens(answer) > cap:
+                    answer, finish = answer[: cap * CHARS_PER_TOKEN], "length"
+                with provider.lock:
+                    provider.requests.append(body)
+                    provider.replies.append({"prompt": prompt, "answer": answer, "finish": finish})
+                payload = {
+                    "id": f"chatcmpl-{len(provider.requests)}",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body.get("model", "fake"),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": answer},
+                            "finish_reason": finish,
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": tokens(prompt),
+                        "completion_tokens": tokens(answer),
+                        "total_tokens": tokens(prompt) + tokens(answer),
+                    },
+                }
+                data = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler
+
+
+@contextmanager
+def fake_provider(responder: Responder) -> Iterator[FakeProvider]:
+    """Run a FakeProvider on 127.0.0.1 for the duration of the block, then stop it."""
+    provider = FakeProvider(responder)
+    thread = threading.Thread(target=provider.server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield provider
+    finally:
+        provider.server.shutdown()
+        provider.server.server_close()
+        thread.join(timeout=5)
