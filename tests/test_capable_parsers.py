@@ -183,3 +183,51 @@ def test_the_moderators_paper_keys_read() -> None:
     assert (parsed.proceed, parsed.verdict, parsed.reason) == (False, "REFUTES", "Converged.")
     final = read_model('{"Justification for Verdict": "x", "Verdict": "NEI"}', FinalVerdict)
     assert isinstance(final, FinalVerdict) and final.verdict == "NOT ENOUGH INFO"
+
+
+ROLE_OF_KIND = {
+    "query": "debater",
+    "debater-label": "debater",
+    "debater-argument": "debater",
+    "judge-label": "judge",
+    "moderator-json": "moderator",
+    "aggregator-json": "aggregator",
+    "document-agent-json": "agent",
+    "clerk-claims": "clerk",
+    "juror-confidence": "debater",
+    "juror-opinion": "debater",
+    "ragas-statements": "scorer",
+    "ragas-faithfulness-verdicts": "scorer",
+    "ragas-relevance-question": "scorer",
+}
+
+
+async def test_every_recorded_answer_survives_a_provider_at_default_caps() -> None:
+    """Each recorded prompt goes through an OpenAI-compatible server that cuts at the cap."""
+    from nodes.context import Context
+    from tests.fake_provider import fake_provider
+    from tools.llm import ask, ask_structured
+    from tools.models import resolve_model
+
+    rows = recorded()
+    by_prompt = {row["prompt"]: row["answer"] for row in rows}
+    ctx = Context(current_date="2026-11-23")
+
+    def responder(prompt: str, body: dict[str, object]) -> str:
+        return next(answer for p, answer in by_prompt.items() if p in prompt)
+
+    with fake_provider(responder) as provider:
+        model = resolve_model(provider.model())
+        for row in rows:
+            site = ctx.site(role=ROLE_OF_KIND[row["kind"]], agent="a", stage=row["kind"])
+            if row["kind"] in JSON_KINDS:
+                schema = JSON_KINDS[row["kind"]]
+                # The recorded prompts already carry the schema text; ask as the code does.
+                parsed, reply = await ask_structured(model, row["prompt"], schema, site)
+                assert parsed is not None, (row["call"], reply.errors)
+            else:
+                reply = await ask(model, row["prompt"], site)
+                assert reply.text == row["answer"]
+            assert not reply.truncated and not reply.errors, (row["method"], row["call"])
+    assert all(r["finish"] == "stop" for r in provider.replies)
+    assert len(provider.replies) == len(rows)

@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 from nodes.claims import InputError, clean_claim
 from nodes.evidence_block import render_evidence, sanitize
-from nodes.parse import ParseFailure, parse_label, parse_query
+from nodes.parse import ParseFailure, parse_confidence, parse_label, parse_query, parse_truth
 from prompts.labels import LABELS_3
 from tools.llm import parse_json_model
 
@@ -75,3 +75,24 @@ def test_sanitized_evidence_cannot_close_its_fence(text: str) -> None:
     assert rendered.count("</evidence>") == 1 and rendered.endswith("</evidence>")
     assert rendered.count("<evidence") == 1
     assert len(sanitize(text, 100)) <= 106
+
+
+@given(any_text)
+def test_truth_and_confidence_parsers_are_total(text: str) -> None:
+    truth = parse_truth(text)
+    assert truth in ("TRUE", "FALSE") or isinstance(truth, ParseFailure)
+    confidence = parse_confidence(text)
+    assert isinstance(confidence, ParseFailure) or 0.0 <= confidence <= 1.0
+
+
+negatable = st.sampled_from(["supported", "SUPPORTS", "refuted", "Refutes", "true"])
+
+
+@given(any_text, negatable, st.sampled_from(["not", "NOT", "cannot be", "isn't"]))
+def test_a_negated_label_on_the_last_line_is_never_read_as_that_label(
+    prefix: str, word: str, negation: str
+) -> None:
+    text = f"{prefix}\nThe claim is {negation} {word}."
+    meant = {"SUPPORTED": "SUPPORTS", "REFUTED": "REFUTES"}.get(word.upper(), word.upper())
+    assert parse_label(text) != meant
+    assert parse_truth(text) != meant
