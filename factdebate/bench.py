@@ -22,7 +22,9 @@ from factdebate.datasets import (
     CONFLICTING,
     DATASETS,
     LABELS,
+    QUESTION_SETS,
     REFUTES,
+    SUBFOLDERS,
     SUPPORTS,
     THREE_WAY,
     AtomicClaimItem,
@@ -58,7 +60,7 @@ CORPORA: dict[str, Callable[..., list[Evidence]]] = {
     "fever-mini": load_fever_mini_corpus,
 }
 NO_RETRIEVAL = {"cot", "mad"}
-ANSWER_DATASETS = {"ramdocs"}  # scored as answer lists, run by question methods
+ANSWER_DATASETS = QUESTION_SETS  # scored as answer lists, run by question methods
 INPUT_KIND = {LABEL_TASK: "claim", ANSWERS: "question"}  # task -> MethodSpec.input_kind
 TEXT_KEYS = ("claim", "question")  # always sent; other input keys only when the graph takes them
 RESULTS = "results.jsonl"
@@ -154,22 +156,16 @@ def load_items(
     return items, labels
 
 
-_SUBFOLDERS = {
-    "scifact": "scifact",
-    "fever-mini": "fever/fever_rag_mini",
-    "averitec": "averitec",
-    "ramdocs": "ramdocs",
-    "factcheck-bench": "factcheck_bench",
-    "factool-qa": "factool",
-    "pubmedqa": "pubmedqa",
-}
-
-
 def dataset_folder(dataset: str, data_dir: Path | None) -> Path | None:
-    """Locate the dataset's folder under a datasets root (None = the loader default)."""
+    """Locate the dataset's folder under a datasets root (None = the loader default).
+
+    A file (one dataset's records) is handed to the loader as it is.
+    """
     if data_dir is None:
         return None
-    return Path(data_dir) / _SUBFOLDERS.get(dataset, dataset)
+    if Path(data_dir).is_file():
+        return Path(data_dir)
+    return Path(data_dir) / SUBFOLDERS.get(dataset, dataset)
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:

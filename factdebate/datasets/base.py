@@ -1,4 +1,4 @@
-"""Loaders for the offline fact-checking benchmarks under ``shared/datasets``."""
+"""Shared records, label mapping, reading helpers and loaders of the benchmarks shipped offline."""
 
 from __future__ import annotations
 
@@ -180,7 +180,7 @@ class AtomicClaimItem:
 
 def datasets_root() -> Path:
     """Return the shared data folder (``$FACTDEBATE_DATASETS`` or ``<repo>/../shared/datasets``)."""
-    default = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+    default = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
     return Path(os.environ.get("FACTDEBATE_DATASETS", default))
 
 
@@ -701,14 +701,3 @@ def sample(items: Sequence[T], limit: int | None, seed: int) -> list[T]:
     if limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
     return [items[i] for i in sorted(random.Random(seed).sample(range(len(items)), limit))]
-
-
-DATASETS: dict[str, Callable[..., LoadedDataset[Any]]] = {
-    "scifact": load_scifact,
-    "fever-mini": load_fever_mini,
-    "averitec": load_averitec,
-    "ramdocs": load_ramdocs,
-    "factcheck-bench": load_factcheck_bench,
-    "factool-qa": load_factool_qa,
-    "pubmedqa": load_pubmedqa,
-}
