@@ -294,12 +294,18 @@ def index(
 ) -> None:
     """Build (or rebuild) a retrieval index from your own documents."""
     from tools.corpus import CorpusError, load_documents
-    from tools.index import build_index, split_passages
 
     try:
         docs = load_documents(path)
     except CorpusError as exc:
         fail(str(exc))
+    _index_with_progress(docs, collection, milvus_uri)
+
+
+def _index_with_progress(docs: Any, collection: str, milvus_uri: str) -> None:
+    """Build ``collection`` from documents with a progress bar, then say what was indexed."""
+    from tools.index import build_index, split_passages
+
     total = len(split_passages(docs))
     with _progress_bar() as progress:
         task = progress.add_task(f"embedding into {collection!r}", total=total)
@@ -307,6 +313,32 @@ def index(
             docs, collection, milvus_uri, progress=lambda n: progress.advance(task, n)
         )
     out.print(f"indexed {len(docs)} documents as {count} passages into collection {collection!r}")
+
+
+@app.command("index-corpus")
+def index_corpus(
+    dataset: Annotated[
+        str, typer.Argument(help="Dataset whose corpus to index: pubmedqa, medqa, scifact, ...")
+    ],
+    data_dir: Annotated[Path | None, typer.Option(help="Datasets root folder.")] = None,
+    collection: Annotated[
+        str | None, typer.Option(help="Index name; default the one `bench` uses.")
+    ] = None,
+    milvus_uri: Annotated[str, typer.Option(help="Milvus server URI; default Milvus Lite.")] = "",
+) -> None:
+    """Index a dataset's retrieval corpus (PubMed abstracts for Tool-MAD's medical setting)."""
+    from factdebate.bench import CORPORA, collection_name, corpus_source, dataset_folder
+    from factdebate.datasets import DatasetError
+
+    source = corpus_source(dataset)
+    if source not in CORPORA:
+        fail(f"{dataset} has no retrieval corpus; choose one of: {', '.join(CORPORA)}, medqa")
+    try:
+        folder = dataset_folder(source, data_dir)
+        docs = CORPORA[source](folder) if folder is not None else CORPORA[source]()
+    except DatasetError as exc:
+        fail(str(exc))
+    _index_with_progress(docs, collection or collection_name(source), milvus_uri)
 
 
 @app.command()

@@ -499,3 +499,75 @@ def test_bench_takes_a_file_as_data_dir(tmp_path: Path) -> None:
     )
     items, labels = load_items("medqa", file, None, 0)
     assert len(items) == 8 and labels == ds.THREE_WAY
+
+
+# --------------------------------------------------------------------------- PubMed corpus
+
+
+def pubmedqa(root: Path) -> Path:
+    record = {
+        "QUESTION": "Does metformin reduce cardiovascular events?",
+        "CONTEXTS": ["Background text.", "Results text."],
+        "LABELS": ["BACKGROUND", "RESULTS"],
+        "MESHES": [],
+        "YEAR": "2010",
+        "final_decision": "yes",
+        "LONG_ANSWER": "Yes, it does.",
+    }
+    write_json(
+        root / "pubmedqa" / "ori_pqal.json", {"111": record, "222": {**record, "QUESTION": "Q2?"}}
+    )
+    return root
+
+
+def test_pubmed_corpus_leaves_out_the_conclusion(tmp_path: Path) -> None:
+    docs = ds.load_pubmedqa_corpus(pubmedqa(tmp_path) / "pubmedqa")
+    assert [(d["id"], d["title"], d["source"]) for d in docs] == [
+        ("pubmed-111", "Does metformin reduce cardiovascular events?", "pubmed"),
+        ("pubmed-222", "Q2?", "pubmed"),
+    ]
+    assert docs[0]["text"] == "Background text. Results text."  # no "Yes, it does."
+
+
+def test_medqa_retrieves_from_the_pubmed_index(
+    tmp_path: Path, data_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from factdebate.bench import prepare_collection
+    from graphs.registry import load_method
+
+    built: list[tuple[str, list[str]]] = []
+    monkeypatch.setattr(
+        "tools.index.build_index",
+        lambda docs, name, uri: built.append((name, [d["id"] for d in docs])),
+    )
+    root = pubmedqa(medqa(tmp_path / "data"))
+    _, context_cls = load_method("tool-mad")
+    context = prepare_collection(
+        "tool-mad", "medqa", root, {"search_backend": "openalex"}, context_cls
+    )
+    assert context == {"search_backend": "openalex", "collection": "pubmedqa"}
+    assert built == [("pubmedqa", ["pubmed-111", "pubmed-222"])]
+
+
+def test_cli_index_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from factdebate.cli import app
+
+    built: list[tuple[str, int]] = []
+
+    def fake_build(docs: Any, name: str, uri: str, progress: Any = None) -> int:
+        built.append((name, len(docs)))
+        return len(docs)
+
+    monkeypatch.setattr("tools.index.build_index", fake_build)
+    root = pubmedqa(tmp_path)
+    result = CliRunner().invoke(app, ["index-corpus", "pubmedqa", "--data-dir", str(root)])
+    assert result.exit_code == 0, result.output
+    assert built == [("pubmedqa", 2)] and "into collection 'pubmedqa'" in result.output
+    result = CliRunner().invoke(app, ["index-corpus", "hover", "--data-dir", str(root)])
+    assert result.exit_code == 2 and "hover has no retrieval corpus" in result.output
+    result = CliRunner().invoke(
+        app, ["index-corpus", "pubmedqa", "--data-dir", str(tmp_path / "no")]
+    )
+    assert result.exit_code == 2 and "dataset file not found" in result.output

@@ -678,6 +678,29 @@ def load_pubmedqa(path: str | Path | None = None, split: str = "all") -> LoadedD
     return LoadedDataset("pubmedqa", items, issues)
 
 
+def load_pubmedqa_corpus(path: str | Path | None = None) -> list[Evidence]:
+    """Load PubMedQA's abstracts as a PubMed retrieval corpus (Tool-MAD's medical RAG index).
+
+    One document per PMID: title = the article's question-form title, text = its abstract
+    sections joined. The conclusion (``LONG_ANSWER``) is left out: it states PubMedQA's answer.
+
+    Args:
+        path: The ``pubmedqa`` folder (default: shared datasets).
+
+    Returns:
+        1,000 abstracts with ids ``pubmed-{pmid}``.
+
+    """
+    loaded = load_pubmedqa(path)
+    docs = [
+        _evidence(
+            f"pubmed-{item.id}", " ".join(e["text"] for e in item.evidence), item.claim, "pubmed"
+        )
+        for item in loaded.items
+    ]
+    return _logged(docs, loaded.issues)
+
+
 # --------------------------------------------------------------------------- utilities
 
 
