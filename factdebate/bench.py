@@ -22,7 +22,9 @@ from factdebate.datasets import (
     CONFLICTING,
     DATASETS,
     LABELS,
+    QUESTION_SETS,
     REFUTES,
+    SUBFOLDERS,
     SUPPORTS,
     THREE_WAY,
     AtomicClaimItem,
@@ -30,6 +32,7 @@ from factdebate.datasets import (
     DatasetError,
     QAItem,
     load_fever_mini_corpus,
+    load_pubmedqa_corpus,
     load_scifact_corpus,
     sample,
 )
@@ -56,9 +59,11 @@ CORPORA: dict[str, Callable[..., list[Evidence]]] = {
     # dataset -> loader of its retrieval corpus (taking the dataset folder)
     "scifact": load_scifact_corpus,
     "fever-mini": load_fever_mini_corpus,
+    "pubmedqa": load_pubmedqa_corpus,  # Tool-MAD's medical setting: PubMed abstracts
 }
+CORPUS_OF = {"medqa": "pubmedqa"}  # dataset -> dataset whose corpus it retrieves from
 NO_RETRIEVAL = {"cot", "mad"}
-ANSWER_DATASETS = {"ramdocs"}  # scored as answer lists, run by question methods
+ANSWER_DATASETS = QUESTION_SETS  # scored as answer lists, run by question methods
 INPUT_KIND = {LABEL_TASK: "claim", ANSWERS: "question"}  # task -> MethodSpec.input_kind
 TEXT_KEYS = ("claim", "question")  # always sent; other input keys only when the graph takes them
 RESULTS = "results.jsonl"
@@ -154,22 +159,16 @@ def load_items(
     return items, labels
 
 
-_SUBFOLDERS = {
-    "scifact": "scifact",
-    "fever-mini": "fever/fever_rag_mini",
-    "averitec": "averitec",
-    "ramdocs": "ramdocs",
-    "factcheck-bench": "factcheck_bench",
-    "factool-qa": "factool",
-    "pubmedqa": "pubmedqa",
-}
-
-
 def dataset_folder(dataset: str, data_dir: Path | None) -> Path | None:
-    """Locate the dataset's folder under a datasets root (None = the loader default)."""
+    """Locate the dataset's folder under a datasets root (None = the loader default).
+
+    A file (one dataset's records) is handed to the loader as it is.
+    """
     if data_dir is None:
         return None
-    return Path(data_dir) / _SUBFOLDERS.get(dataset, dataset)
+    if Path(data_dir).is_file():
+        return Path(data_dir)
+    return Path(data_dir) / SUBFOLDERS.get(dataset, dataset)
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:
@@ -220,10 +219,11 @@ def prepare_collection(
     if (
         "collection" not in names
         or "collection" in context
-        or dataset not in CORPORA
+        or corpus_source(dataset) not in CORPORA
         or not _uses_retrieval(method, context_cls(**context))
     ):
         return context
+    dataset = corpus_source(dataset)
     from tools.index import build_index
     from tools.search import bm25_dir
     from tools.vectorstore import collection_exists
@@ -235,6 +235,11 @@ def prepare_collection(
         folder = dataset_folder(dataset, data_dir)
         build_index(loader(folder) if folder is not None else loader(), name, uri)
     return {**context, "collection": name}
+
+
+def corpus_source(dataset: str) -> str:
+    """The dataset whose retrieval corpus ``dataset`` uses (MedQA retrieves PubMed abstracts)."""
+    return CORPUS_OF.get(dataset, dataset)
 
 
 def collection_name(dataset: str) -> str:

@@ -294,12 +294,18 @@ def index(
 ) -> None:
     """Build (or rebuild) a retrieval index from your own documents."""
     from tools.corpus import CorpusError, load_documents
-    from tools.index import build_index, split_passages
 
     try:
         docs = load_documents(path)
     except CorpusError as exc:
         fail(str(exc))
+    _index_with_progress(docs, collection, milvus_uri)
+
+
+def _index_with_progress(docs: Any, collection: str, milvus_uri: str) -> None:
+    """Build ``collection`` from documents with a progress bar, then say what was indexed."""
+    from tools.index import build_index, split_passages
+
     total = len(split_passages(docs))
     with _progress_bar() as progress:
         task = progress.add_task(f"embedding into {collection!r}", total=total)
@@ -307,6 +313,32 @@ def index(
             docs, collection, milvus_uri, progress=lambda n: progress.advance(task, n)
         )
     out.print(f"indexed {len(docs)} documents as {count} passages into collection {collection!r}")
+
+
+@app.command("index-corpus")
+def index_corpus(
+    dataset: Annotated[
+        str, typer.Argument(help="Dataset whose corpus to index: pubmedqa, medqa, scifact, ...")
+    ],
+    data_dir: Annotated[Path | None, typer.Option(help="Datasets root folder.")] = None,
+    collection: Annotated[
+        str | None, typer.Option(help="Index name; default the one `bench` uses.")
+    ] = None,
+    milvus_uri: Annotated[str, typer.Option(help="Milvus server URI; default Milvus Lite.")] = "",
+) -> None:
+    """Index a dataset's retrieval corpus (PubMed abstracts for Tool-MAD's medical setting)."""
+    from factdebate.bench import CORPORA, collection_name, corpus_source, dataset_folder
+    from factdebate.datasets import DatasetError
+
+    source = corpus_source(dataset)
+    if source not in CORPORA:
+        fail(f"{dataset} has no retrieval corpus; choose one of: {', '.join(CORPORA)}, medqa")
+    try:
+        folder = dataset_folder(source, data_dir)
+        docs = CORPORA[source](folder) if folder is not None else CORPORA[source]()
+    except DatasetError as exc:
+        fail(str(exc))
+    _index_with_progress(docs, collection or collection_name(source), milvus_uri)
 
 
 @app.command()
@@ -508,6 +540,98 @@ def score_answer_command(
         f"stop reason: {result.get('stop_reason')}; recorded errors: "
         f"{len(result.get('errors') or [])}"
     )
+
+
+@app.command("gen-answers")
+def gen_answers(
+    out_dir: Annotated[Path, typer.Option("--out", help="Answer folder (resumable).")],
+    model: Annotated[str, typer.Option(help="Model writing the answers, e.g. openai:gpt-4o.")],
+    dataset: Annotated[str, typer.Option(help="Prompt set: longfact.")] = "longfact",
+    data_dir: Annotated[Path | None, typer.Option(help="Datasets root folder.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Sample this many prompts.")] = None,
+    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    concurrency: Annotated[int, typer.Option(help="Prompts in flight at once.")] = 1,
+    max_output_tokens: Annotated[int, typer.Option(help="Longest answer, in tokens.")] = 1024,
+    timeout: Annotated[float, typer.Option(help="Seconds per model call.")] = 300.0,
+) -> None:
+    """Write a long answer per prompt (LongFact) for MAD-Fact to score; re-run to resume."""
+    from factdebate.bench import dataset_folder
+    from factdebate.datasets import PROMPT_SETS, DatasetError, sample
+    from factdebate.long_form import agen_answers
+    from tools.records import ModelConfigError
+
+    try:
+        if dataset not in PROMPT_SETS:
+            raise DatasetError(
+                f"unknown prompt set {dataset!r}; choose one of: {', '.join(PROMPT_SETS)}"
+            )
+        folder = dataset_folder(dataset, data_dir)
+        loaded = PROMPT_SETS[dataset](folder) if folder is not None else PROMPT_SETS[dataset]()
+        for issue in loaded.issues:
+            err.print(f"skipped malformed record: {issue}", markup=False, soft_wrap=True)
+        prompts = sample(loaded.items, limit, seed)
+        with _progress_bar() as bar:
+            task = bar.add_task(f"{model} answering {dataset}", total=len(prompts))
+            summary = asyncio.run(
+                agen_answers(
+                    prompts,
+                    out_dir,
+                    model=model,
+                    dataset=dataset,
+                    concurrency=concurrency,
+                    max_output_tokens=max_output_tokens,
+                    timeout=timeout,
+                    progress=lambda done, total: bar.update(task, completed=done, total=total),
+                )
+            )
+    except (DatasetError, ModelConfigError, ValueError) as exc:
+        fail(str(exc))
+    out.print(
+        f"new {summary['new']}, skipped {summary['skipped']}, failed {summary['failed']} "
+        f"-> {out_dir / 'answers.jsonl'}",
+        markup=False,
+    )
+    if summary["failed"]:
+        raise typer.Exit(1)
+
+
+@app.command("score-answers")
+def score_answers(
+    answer_dirs: Annotated[list[Path], typer.Argument(help="Folders written by gen-answers.")],
+    model: Annotated[str | None, typer.Option(help="Model for every MAD-Fact role.")] = None,
+    rule: Annotated[int | None, typer.Option(help="Debate rule 1, 2 or 3.")] = None,
+    concurrency: Annotated[int, typer.Option(help="Answers in flight at once.")] = 1,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Any setting, KEY=VALUE.")] = None,
+) -> None:
+    """Score folders of long answers with MAD-Fact and compare their models (resumable)."""
+    from factdebate.long_form import ascore_answers, render_factuality
+    from nodes.mad_fact.context import MADFactContext
+    from tools.records import ModelConfigError
+
+    summaries = []
+    try:
+        settings = parse_settings(set_ or [], MADFactContext)
+        if model:
+            settings["model"] = model
+        if rule is not None:
+            settings["debate_rule"] = rule
+        for folder in answer_dirs:
+            with _progress_bar() as bar:
+                task = bar.add_task(f"scoring {folder}", total=None)
+
+                def progress(done: int, total: int, bar: Any = bar, task: Any = task) -> None:
+                    bar.update(task, completed=done, total=total)
+
+                summaries.append(
+                    asyncio.run(
+                        ascore_answers(
+                            folder, concurrency=concurrency, progress=progress, **settings
+                        )
+                    )
+                )
+    except (ModelConfigError, ValueError, OSError) as exc:
+        fail(str(exc))
+    print_markdown(render_factuality(summaries))
 
 
 @app.command()

@@ -95,11 +95,12 @@ class Context:
         default="",
         metadata={"description": "Milvus server URI; empty = embedded Milvus Lite file."},
     )
-    search_backend: Literal["auto", "tavily", "offline"] = field(
+    search_backend: Literal["auto", "tavily", "offline", "openalex"] = field(
         default="auto",
         metadata={
             "description": "Web search: 'tavily' needs TAVILY_API_KEY; 'offline' is BM25 over "
-            "the local collection; 'auto' picks Tavily when the key is set."
+            "the local collection; 'auto' picks Tavily when the key is set; 'openalex' searches "
+            "scholarly abstracts (OpenAlex works API, summarised; OPENALEX_* settings)."
         },
     )
     top_k: int = field(default=3, metadata={"description": "Documents retrieved per query."})
@@ -150,9 +151,10 @@ class Context:
             raise ValueError("max_rounds and top_k must be at least 1")
         if not 0 <= self.model_retries <= 10:
             raise ValueError(f"model_retries must be 0..10, got {self.model_retries}")
-        if self.search_backend not in ("auto", "tavily", "offline"):
+        if self.search_backend not in ("auto", "tavily", "offline", "openalex"):
             raise ValueError(
-                f"search_backend must be auto, tavily or offline, got {self.search_backend!r}"
+                "search_backend must be auto, tavily, offline or openalex, "
+                f"got {self.search_backend!r}"
             )
         for name in OUTPUT_CAPS:
             if not 16 <= getattr(self, name) <= 32768:

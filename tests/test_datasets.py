@@ -193,7 +193,8 @@ def test_pubmedqa() -> None:
 
 
 def test_registry_names() -> None:
-    assert set(ds.DATASETS) == {
+    # the downloaded releases are listed in tests/test_datasets_more.py
+    assert set(ds.DATASETS) >= {
         "scifact",
         "fever-mini",
         "averitec",

@@ -118,7 +118,14 @@ class TavilySearch:
 
 
 def search_backend(kind: str, collection: str) -> SearchBackend:
-    """Pick the search backend: ``tavily``, ``offline`` or ``auto`` (Tavily iff a key is set)."""
+    """Pick the search backend: ``tavily``, ``offline`` or ``auto`` (Tavily iff a key is set).
+
+    ``openalex`` searches scholarly abstracts (``tools.openalex``; settings from OPENALEX_*).
+    """
+    if kind == "openalex":
+        from tools.openalex import OpenAlexSearch
+
+        return OpenAlexSearch.from_env()
     key = os.environ.get("TAVILY_API_KEY", "")
     if kind == "tavily" or (kind == "auto" and key):
         if not key:

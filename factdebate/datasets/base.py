@@ -1,4 +1,4 @@
-"""Loaders for the offline fact-checking benchmarks under ``shared/datasets``."""
+"""Shared records, label mapping, reading helpers and loaders of the benchmarks shipped offline."""
 
 from __future__ import annotations
 
@@ -180,7 +180,7 @@ class AtomicClaimItem:
 
 def datasets_root() -> Path:
     """Return the shared data folder (``$FACTDEBATE_DATASETS`` or ``<repo>/../shared/datasets``)."""
-    default = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+    default = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
     return Path(os.environ.get("FACTDEBATE_DATASETS", default))
 
 
@@ -678,6 +678,29 @@ def load_pubmedqa(path: str | Path | None = None, split: str = "all") -> LoadedD
     return LoadedDataset("pubmedqa", items, issues)
 
 
+def load_pubmedqa_corpus(path: str | Path | None = None) -> list[Evidence]:
+    """Load PubMedQA's abstracts as a PubMed retrieval corpus (Tool-MAD's medical RAG index).
+
+    One document per PMID: title = the article's question-form title, text = its abstract
+    sections joined. The conclusion (``LONG_ANSWER``) is left out: it states PubMedQA's answer.
+
+    Args:
+        path: The ``pubmedqa`` folder (default: shared datasets).
+
+    Returns:
+        1,000 abstracts with ids ``pubmed-{pmid}``.
+
+    """
+    loaded = load_pubmedqa(path)
+    docs = [
+        _evidence(
+            f"pubmed-{item.id}", " ".join(e["text"] for e in item.evidence), item.claim, "pubmed"
+        )
+        for item in loaded.items
+    ]
+    return _logged(docs, loaded.issues)
+
+
 # --------------------------------------------------------------------------- utilities
 
 
@@ -701,14 +724,3 @@ def sample(items: Sequence[T], limit: int | None, seed: int) -> list[T]:
     if limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
     return [items[i] for i in sorted(random.Random(seed).sample(range(len(items)), limit))]
-
-
-DATASETS: dict[str, Callable[..., LoadedDataset[Any]]] = {
-    "scifact": load_scifact,
-    "fever-mini": load_fever_mini,
-    "averitec": load_averitec,
-    "ramdocs": load_ramdocs,
-    "factcheck-bench": load_factcheck_bench,
-    "factool-qa": load_factool_qa,
-    "pubmedqa": load_pubmedqa,
-}
