@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
-from dataclasses import fields
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -27,12 +26,8 @@ def _spec(value: Any) -> Any:
 def build_context(method: str, **settings: Any) -> Any:
     """The method's settings object; unknown names and bad values raise ValueError."""
     _, context_cls = load_method(method)
-    known = {f.name: f for f in fields(context_cls)}
-    unknown = sorted(set(settings) - set(known))
-    if unknown:
-        raise ValueError(f"unknown setting(s) for {method}: {', '.join(unknown)}")
     given = {k: _spec(v) for k, v in settings.items() if v is not None}
-    return context_cls(**given)
+    return context_cls.from_settings(given)
 
 
 def check_models(context: Any) -> None:

@@ -328,7 +328,7 @@ async def arun_bench(
     issues: list[str] = []
     items, labels = load_items(dataset, data_dir, limit, seed, issues)
     settings = dict(context or {})
-    context_cls(**settings)  # validate names and values before anything runs
+    context_cls.from_settings(settings)  # validate names and values before anything runs
     if server_url is None:
         settings = await asyncio.to_thread(
             prepare_collection, method, dataset, data_dir, settings, context_cls
@@ -352,7 +352,7 @@ async def arun_bench(
     todo = [i for i in items if i.id not in done_ids]
     accepted = input_keys(graph)
     invoke = _server_invoker(server_url, method) if server_url else _local_invoker(graph)
-    ctx_obj = None if server_url else context_cls(**settings)
+    ctx_obj = None if server_url else context_cls.from_settings(settings)
 
     stats: dict[str, float] = {
         "correct": sum(_correct(r, task) for r in rows),

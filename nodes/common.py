@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Mapping
-from dataclasses import fields
 from typing import Any, Protocol, TypeVar
 
 from langchain_core.language_models import BaseChatModel
@@ -34,11 +33,7 @@ def settings(runtime: Runtime[Any], cls: type[C]) -> C:
     if ctx is None:
         return cls()
     if isinstance(ctx, dict):
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(ctx) - names)
-        if unknown:
-            raise ValueError(f"unknown settings for {cls.__name__}: {', '.join(unknown)}")
-        return cls(**ctx)
+        return cls.from_settings(ctx)
     raise TypeError(f"expected {cls.__name__} settings, got {type(ctx).__name__}")
 
 
