@@ -245,7 +245,9 @@ def collection_name(dataset: str) -> str:
 def _prediction(out: dict[str, Any], task: str) -> Any:
     if task == ANSWERS:
         answers = out.get("answers")
-        return list(answers) if isinstance(answers, list) else None
+        if out.get("verdict") is None or not isinstance(answers, list):
+            return None  # no answer given (unreadable, or every model call failed)
+        return list(answers)
     return out.get("verdict")
 
 

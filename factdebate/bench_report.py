@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from factdebate.metrics import UNPARSED, label_metrics
+from nodes.state import MODEL_FAILURE
 from tools.answers import answer_scores, mean_answer_scores
 
 FAILED = "error"  # stop_reason of an item whose run raised
@@ -57,11 +58,11 @@ def latency_summary(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
 
 
 def run_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Failures, budget stops, error kinds, stop reasons, rounds, cost and latency of a run."""
+    """Failures (raised, or no model call worked), budget stops, error kinds, cost, latency."""
     kinds = Counter(e.get("kind", "?") for r in rows for e in (r.get("errors") or []))
     rounds = [int(r["rounds"]) for r in rows if isinstance(r.get("rounds"), int)]
     return {
-        "failed": sum(r.get("stop_reason") == FAILED for r in rows),
+        "failed": sum(r.get("stop_reason") in (FAILED, MODEL_FAILURE) for r in rows),
         "budget_exhausted": sum(r.get("stop_reason") == "budget_exhausted" for r in rows),
         "items_with_errors": sum(bool(r.get("errors")) for r in rows),
         "error_kinds": dict(sorted(kinds.items())),

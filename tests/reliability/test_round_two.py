@@ -1,0 +1,89 @@
+"""Round two of hostile trials: no answer from failed agents, shared budgets, atomic rewrites."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphs.madam_rag import graph as madam
+from nodes.madam_rag.context import MadamContext
+from nodes.state import MODEL_FAILURE
+from tests.conftest import doc
+
+QUESTION = "When was Michael Jordan born?"
+DOCS = [
+    doc("nba", "Michael Jeffrey Jordan, the basketball player, was born in 1963."),
+    doc("prof", "Michael Irwin Jordan, the Berkeley professor, was born in 1956."),
+]
+
+
+class Status429(Exception):
+    """Shaped like a provider's rate-limit error."""
+
+    status_code = 429
+
+
+class Status401(Exception):
+    """Shaped like a provider's bad-key error."""
+
+    status_code = 401
+
+
+FAULTS: list[Any] = [
+    RuntimeError("provider down"),
+    Status429("Error code: 429 - rate limit"),
+    Status401("Error code: 401 - invalid key"),
+    "this is not JSON at all",
+]
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=["error", "429", "401", "malformed"])
+async def test_madam_rag_with_every_call_failing_gives_no_answer(fault, scripted):
+    name, model = scripted([("", fault)])
+    context = MadamContext(model=name, model_retries=0, max_rounds=3)
+    out = await madam.ainvoke({"question": QUESTION, "documents": DOCS}, context=context)
+    assert out["verdict"] is None
+    assert out["answers"] == []
+    assert out["stop_reason"] == MODEL_FAILURE
+    assert out["rounds"] == 1
+    assert "no_agent_answers" in [e["kind"] for e in out["errors"]]
+    assert model.calls_with("AnswerList") == 0  # the aggregator is never asked to invent one
+
+
+async def test_madam_rag_with_every_call_hanging_gives_no_answer():
+    from tests.reliability.test_model_faults import HangingModel
+    from tools.models import register_model
+
+    name = register_model("hanging-madam", HangingModel())
+    context = MadamContext(model=name, model_retries=0, call_timeout_s=1)
+    out = await madam.ainvoke({"question": QUESTION, "documents": DOCS}, context=context)
+    assert (out["verdict"], out["stop_reason"]) == (None, MODEL_FAILURE)
+    assert "timeout" in [e["kind"] for e in out["errors"]]
+
+
+def test_bench_counts_a_madam_rag_item_whose_calls_all_failed_as_failed(tmp_path: Path, scripted):
+    from factdebate.bench import load_items, read_results, run_bench
+    from factdebate.datasets import DatasetError
+
+    try:
+        load_items("ramdocs", None, 2, 0)
+    except DatasetError as exc:
+        pytest.skip(f"RAMDocs not found: {exc}")
+    name, _ = scripted([("", RuntimeError("provider down"))])
+    metrics = run_bench(
+        "madam-rag",
+        "ramdocs",
+        tmp_path / "run",
+        data_dir=None,
+        limit=2,
+        seed=0,
+        concurrency=2,
+        context={"model": name, "max_rounds": 1, "model_retries": 0},
+    )
+    assert metrics["failed"] == 2
+    assert metrics["unanswered"] == 2
+    assert metrics["stop_reasons"] == {MODEL_FAILURE: 2}
+    rows = read_results(tmp_path / "run" / "results.jsonl")
+    assert [r["prediction"] for r in rows] == [None, None]
