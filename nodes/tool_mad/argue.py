@@ -34,7 +34,7 @@ def make_argue_node(agent: str, opponent: str) -> Node:
         else:
             opponent_turn = turn_of(state.get("transcript", []), opponent, round_no - 1)
             prompt = prompts.NEXT_ARGUMENT.format(
-                **shared, opponent_answer=answer_or_placeholder(opponent_turn)
+                **shared, opponent_answer=answer_or_placeholder(opponent_turn, ctx.max_doc_chars)
             )
         model = await model_for(ctx, "debater")
         reply = await ask_label(
