@@ -34,6 +34,7 @@ from factdebate.datasets import (
     sample,
 )
 from tools.answers import answer_scores
+from tools.files import write_atomic
 from tools.llm import redact
 from tools.records import Evidence
 
@@ -195,9 +196,7 @@ def read_results(path: Path) -> list[dict[str, Any]]:
     for row in rows:
         seen.setdefault(str(row["id"]), row)
     if dropped or len(seen) != len(rows) or not path.read_text(encoding="utf-8").endswith("\n"):
-        path.write_text(
-            "".join(json.dumps(r, default=str) + "\n" for r in seen.values()), encoding="utf-8"
-        )
+        write_atomic(path, "".join(json.dumps(r, default=str) + "\n" for r in seen.values()))
     return list(seen.values())
 
 
@@ -303,7 +302,7 @@ def _check_same_run(out_dir: Path, run: dict[str, Any]) -> None:
                 f"{out_dir} holds a run with different {', '.join(changed)}; "
                 "use another --out directory to start a new run"
             )
-    path.write_text(json.dumps(run, indent=2, default=str) + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps(run, indent=2, default=str) + "\n")
 
 
 async def arun_bench(

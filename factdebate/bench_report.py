@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import statistics
 from collections import Counter
@@ -12,6 +13,7 @@ from typing import Any
 from factdebate.metrics import UNPARSED, label_metrics
 from nodes.state import MODEL_FAILURE
 from tools.answers import answer_scores, mean_answer_scores
+from tools.files import write_atomic
 
 FAILED = "error"  # stop_reason of an item whose run raised
 LABEL_TASK = "labels"  # claim datasets: one gold label per item
@@ -130,8 +132,10 @@ def plot_confusion(metrics: dict[str, Any], path: Path, title: str) -> None:
     ax.set_ylabel("gold")
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    image = io.BytesIO()
+    fig.savefig(image, format="png", dpi=120)
     plt.close(fig)
+    write_atomic(path, image.getvalue())
 
 
 def _pct(value: float) -> str:
@@ -262,12 +266,10 @@ def write_summary(
     """Write metrics.json, report.md and (labels only) confusion.png; return the metrics."""
     metrics = compute_answer_metrics(rows) if task == ANSWERS else compute_metrics(rows, labels)
     metrics["run"] = run
-    (out_dir / "metrics.json").write_text(
-        json.dumps(metrics, indent=2, default=str) + "\n", encoding="utf-8"
-    )
+    write_atomic(out_dir / "metrics.json", json.dumps(metrics, indent=2, default=str) + "\n")
     if task != ANSWERS:
         plot_confusion(metrics, out_dir / "confusion.png", f"{run['method']} on {run['dataset']}")
-    (out_dir / "report.md").write_text(render_report(metrics, run), encoding="utf-8")
+    write_atomic(out_dir / "report.md", render_report(metrics, run))
     return metrics
 
 

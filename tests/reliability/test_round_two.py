@@ -87,3 +87,52 @@ def test_bench_counts_a_madam_rag_item_whose_calls_all_failed_as_failed(tmp_path
     assert metrics["stop_reasons"] == {MODEL_FAILURE: 2}
     rows = read_results(tmp_path / "run" / "results.jsonl")
     assert [r["prediction"] for r in rows] == [None, None]
+
+
+REWRITE_UNDER_A_FULL_DISK = """
+import resource, signal, sys
+from pathlib import Path
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+limit = int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+from factdebate.bench import read_results
+try:
+    read_results(Path(sys.argv[1]))
+except OSError as exc:
+    print("write failed:", exc.errno)
+"""
+
+
+def test_a_failed_rewrite_of_results_keeps_every_finished_row(tmp_path: Path):
+    """A disk that fills up while resume rewrites results.jsonl must not cost finished rows."""
+    import json
+    import subprocess
+    import sys
+
+    from factdebate.bench import read_results
+
+    path = tmp_path / "results.jsonl"
+    rows = [{"id": f"item-{i}", "prediction": "SUPPORTS", "note": "x" * 200} for i in range(40)]
+    text = "".join(json.dumps(r) + "\n" for r in rows) + '{"id": "item-40", "predic'
+    path.write_text(text, encoding="utf-8")  # a truncated last line forces the rewrite
+    limit = len(text) // 2
+    done = subprocess.run(
+        [sys.executable, "-c", REWRITE_UNDER_A_FULL_DISK, str(path), str(limit)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert "write failed" in done.stdout, done.stdout + done.stderr
+    assert [r["id"] for r in read_results(path)] == [r["id"] for r in rows]
+    assert [p.name for p in tmp_path.iterdir()] == ["results.jsonl"], "a temp file was left"
+
+
+def test_write_atomic_replaces_the_whole_file(tmp_path: Path):
+    from tools.files import write_atomic
+
+    path = tmp_path / "sub" / "metrics.json"
+    write_atomic(path, "first\n")
+    write_atomic(path, b"second\n")
+    assert path.read_bytes() == b"second\n"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["metrics.json"]
