@@ -291,7 +291,8 @@ async def advance(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[st
         return {"decision": "judge", "stop_reason": "agreement"}
     if round_no >= ctx.max_rounds:
         return {"decision": "judge", "stop_reason": "round_limit"}
-    spent = over_budget(state.get("cost", {}), ctx)
+    # The budget bounds the whole answer: what was spent before this jury counts too.
+    spent = over_budget(add_costs(state.get("spent_before", {}), state.get("cost", {})), ctx)
     if spent:  # the majority judge decides from the rounds already held
         return {
             "decision": "judge",

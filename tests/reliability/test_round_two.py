@@ -136,3 +136,42 @@ def test_write_atomic_replaces_the_whole_file(tmp_path: Path):
     write_atomic(path, b"second\n")
     assert path.read_bytes() == b"second\n"
     assert sorted(p.name for p in path.parent.iterdir()) == ["metrics.json"]
+
+
+async def test_mad_fact_budget_bounds_the_whole_answer(scripted, fake_tools):
+    """30 claims x 6 jurors once made 691 calls against 200: now claims and jurors share it."""
+    import json
+
+    from factdebate.long_form import ascore_answer
+
+    claims = [f"Claim number {i} is a fact." for i in range(30)]
+    name, model = scripted(
+        [
+            ("You are the clerk of a fact-checking jury", json.dumps({"claims": claims})),
+            ("how confident are you", "I know this.\nCONFIDENCE: 0.95"),
+            ("Give your opinion on the claim", "Known.\n**TRUE**"),
+        ]
+    )
+    out = await ascore_answer(
+        " ".join(claims),
+        model=name,
+        merge_method="text",
+        n_evaluators=6,
+        max_rounds=2,
+        claim_concurrency=4,
+        max_llm_calls=80,
+    )
+    calls = out["cost"]["total"]["llm_calls"]
+    assert calls == len(model.prompts)
+    # one jury round is 12 calls, a whole jury 18: the overshoot is at most one wave's juries
+    assert calls <= 80 + 4 * 18, calls
+    results = {c["claim_id"]: c for c in out["claims"]}
+    assert sorted(results) == list(range(30))
+    # wave 2 starts with 73 calls spent: its juries stop after round 1 although each spent 12
+    assert [results[i]["stop_reason"] for i in range(4, 8)] == ["budget_exhausted"] * 4
+    assert [results[i]["rounds"] for i in range(4, 8)] == [1] * 4
+    assert all(results[i]["verdict"] is None and results[i]["rounds"] == 0 for i in range(8, 30))
+    assert out["stop_reason"] == "budget_exhausted"
+    assert out["verdict"] is None
+    budget = [e for e in out["errors"] if e["kind"] == "budget_exhausted"]
+    assert any("22 of 30 claims left unchecked" in e["message"] for e in budget)
