@@ -175,3 +175,87 @@ async def test_mad_fact_budget_bounds_the_whole_answer(scripted, fake_tools):
     assert out["verdict"] is None
     budget = [e for e in out["errors"] if e["kind"] == "budget_exhausted"]
     assert any("22 of 30 claims left unchecked" in e["message"] for e in budget)
+
+
+CLI_UNDER_A_MEMORY_LIMIT = """
+import resource, sys
+limit = 3 * 1024**3  # the old unbounded read ran into this instead of the machine's memory
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+from factdebate.cli import app
+app(sys.argv[1:])
+"""
+
+
+def run_cli_limited(args: list[str], stdin: Any = None) -> Any:
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-c", CLI_UNDER_A_MEMORY_LIMIT, *args],
+        stdin=stdin,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+
+
+def one_line_error(code: int, output: str, message: str) -> None:
+    assert code == 2, output
+    assert message in output, output
+    assert "Traceback" not in output
+    assert len(output.strip().splitlines()) <= 3, output
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero on this system")
+def test_documents_from_dev_zero_are_refused_without_reading_them(tmp_path: Path):
+    done = run_cli_limited(
+        ["verify", "When was Jordan born?", "--method", "madam-rag", "--documents", "/dev/zero"]
+    )
+    one_line_error(done.returncode, done.stderr + done.stdout, "/dev/zero is not a regular file")
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero on this system")
+def test_a_claim_on_stdin_is_read_with_a_size_limit(tmp_path: Path):
+    with open("/dev/zero", "rb") as zero:
+        done = run_cli_limited(["verify", "-", "--method", "cot"], stdin=zero)
+    one_line_error(done.returncode, done.stderr + done.stdout, "claim on stdin is over")
+
+
+def test_score_answer_given_a_folder_gives_a_one_line_error(tmp_path: Path, scripted):
+    from typer.testing import CliRunner
+
+    from factdebate.cli import app
+
+    name, model = scripted([])
+    result = CliRunner().invoke(
+        app, ["score-answer", "--answer-file", str(tmp_path), "--model", name]
+    )
+    one_line_error(result.exit_code, result.output, "is a folder; the answer file must be a file")
+    assert model.prompts == []
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "is a folder, not a SQLite file"),
+        (b"these are not the pages of a database\n" * 20, "is not a SQLite database"),
+        (b"SQLite format 3\x00" + b"\xff" * 2000, "checkpoint sqlite:"),
+    ],
+    ids=["folder", "not-sqlite", "damaged-sqlite"],
+)
+def test_a_bad_checkpoint_file_gives_a_one_line_error(content, message, tmp_path: Path, scripted):
+    from typer.testing import CliRunner
+
+    from factdebate.cli import app
+
+    target = tmp_path / "checkpoints.db"
+    if content is None:
+        target.mkdir()
+    else:
+        target.write_bytes(content)
+    name, _ = scripted([])
+    args = ["verify", "The sky is blue.", "--method", "cot", "--model", name]
+    args += ["--thread", "t1", "--checkpoint", f"sqlite:{target}"]
+    result = CliRunner().invoke(app, args)
+    one_line_error(result.exit_code, result.output, message)
