@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator
-from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -15,6 +15,7 @@ from tools.models import register_model, resolve_model
 from tools.records import Evidence
 
 MODEL_FIELDS = ("model", "debater_model", "judge_model", "scorer_model")
+SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def _spec(value: Any) -> Any:
@@ -27,12 +28,8 @@ def _spec(value: Any) -> Any:
 def build_context(method: str, **settings: Any) -> Any:
     """The method's settings object; unknown names and bad values raise ValueError."""
     _, context_cls = load_method(method)
-    known = {f.name: f for f in fields(context_cls)}
-    unknown = sorted(set(settings) - set(known))
-    if unknown:
-        raise ValueError(f"unknown setting(s) for {method}: {', '.join(unknown)}")
     given = {k: _spec(v) for k, v in settings.items() if v is not None}
-    return context_cls(**given)
+    return context_cls.from_settings(given)
 
 
 def check_models(context: Any) -> None:
@@ -76,23 +73,40 @@ def make_input(
     return payload
 
 
-def open_checkpointer(spec: str) -> Any:
-    """An async context manager yielding the checkpointer named by ``spec``.
-
-    Only ``sqlite:PATH`` is understood (a file; its folder is created).
+def checkpoint_path(spec: str) -> Path:
+    """The SQLite file named by ``sqlite:PATH``: new, empty, or an existing SQLite database.
 
     Raises:
-        ValueError: any other spec.
+        ValueError: another scheme, a folder, or a file that is not a SQLite database.
     """
     scheme, sep, path = spec.partition(":")
     if scheme != "sqlite" or not sep or not path.strip():
         raise ValueError(f"bad checkpoint {spec!r}: expected sqlite:PATH")
-    from pathlib import Path
+    target = Path(path).expanduser()
+    if target.is_dir():
+        raise ValueError(f"bad checkpoint {spec!r}: {target} is a folder, not a SQLite file")
+    if target.exists():
+        try:
+            with target.open("rb") as fh:
+                head = fh.read(len(SQLITE_HEADER))
+        except OSError as exc:
+            raise ValueError(f"bad checkpoint {spec!r}: {exc.strerror or exc}") from exc
+        if head and head != SQLITE_HEADER:
+            raise ValueError(f"bad checkpoint {spec!r}: {target} is not a SQLite database")
+    return target
 
+
+def open_checkpointer(spec: str) -> Any:
+    """An async context manager yielding the checkpointer named by ``spec`` (its folder is made).
+
+    Raises:
+        ValueError: a spec ``checkpoint_path`` refuses.
+    """
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-    Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    return AsyncSqliteSaver.from_conn_string(str(Path(path).expanduser()))
+    target = checkpoint_path(spec)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return AsyncSqliteSaver.from_conn_string(str(target))
 
 
 def output_keys(builder: Any) -> set[str]:

@@ -37,6 +37,7 @@ from factdebate.datasets import (
     sample,
 )
 from tools.answers import answer_scores
+from tools.files import write_atomic
 from tools.llm import redact
 from tools.records import Evidence
 
@@ -194,9 +195,7 @@ def read_results(path: Path) -> list[dict[str, Any]]:
     for row in rows:
         seen.setdefault(str(row["id"]), row)
     if dropped or len(seen) != len(rows) or not path.read_text(encoding="utf-8").endswith("\n"):
-        path.write_text(
-            "".join(json.dumps(r, default=str) + "\n" for r in seen.values()), encoding="utf-8"
-        )
+        write_atomic(path, "".join(json.dumps(r, default=str) + "\n" for r in seen.values()))
     return list(seen.values())
 
 
@@ -250,7 +249,9 @@ def collection_name(dataset: str) -> str:
 def _prediction(out: dict[str, Any], task: str) -> Any:
     if task == ANSWERS:
         answers = out.get("answers")
-        return list(answers) if isinstance(answers, list) else None
+        if out.get("verdict") is None or not isinstance(answers, list):
+            return None  # no answer given (unreadable, or every model call failed)
+        return list(answers)
     return out.get("verdict")
 
 
@@ -306,7 +307,7 @@ def _check_same_run(out_dir: Path, run: dict[str, Any]) -> None:
                 f"{out_dir} holds a run with different {', '.join(changed)}; "
                 "use another --out directory to start a new run"
             )
-    path.write_text(json.dumps(run, indent=2, default=str) + "\n", encoding="utf-8")
+    write_atomic(path, json.dumps(run, indent=2, default=str) + "\n")
 
 
 async def arun_bench(
@@ -333,7 +334,7 @@ async def arun_bench(
     issues: list[str] = []
     items, labels = load_items(dataset, data_dir, limit, seed, issues)
     settings = dict(context or {})
-    context_cls(**settings)  # validate names and values before anything runs
+    context_cls.from_settings(settings)  # validate names and values before anything runs
     if server_url is None:
         settings = await asyncio.to_thread(
             prepare_collection, method, dataset, data_dir, settings, context_cls
@@ -357,7 +358,7 @@ async def arun_bench(
     todo = [i for i in items if i.id not in done_ids]
     accepted = input_keys(graph)
     invoke = _server_invoker(server_url, method) if server_url else _local_invoker(graph)
-    ctx_obj = None if server_url else context_cls(**settings)
+    ctx_obj = None if server_url else context_cls.from_settings(settings)
 
     stats: dict[str, float] = {
         "correct": sum(_correct(r, task) for r in rows),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import statistics
 from collections import Counter
@@ -10,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from factdebate.metrics import UNPARSED, label_metrics
+from nodes.state import MODEL_FAILURE
 from tools.answers import answer_scores, mean_answer_scores
+from tools.files import write_atomic
 
 FAILED = "error"  # stop_reason of an item whose run raised
 LABEL_TASK = "labels"  # claim datasets: one gold label per item
@@ -57,11 +60,11 @@ def latency_summary(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
 
 
 def run_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Failures, budget stops, error kinds, stop reasons, rounds, cost and latency of a run."""
+    """Failures (raised, or no model call worked), budget stops, error kinds, cost, latency."""
     kinds = Counter(e.get("kind", "?") for r in rows for e in (r.get("errors") or []))
     rounds = [int(r["rounds"]) for r in rows if isinstance(r.get("rounds"), int)]
     return {
-        "failed": sum(r.get("stop_reason") == FAILED for r in rows),
+        "failed": sum(r.get("stop_reason") in (FAILED, MODEL_FAILURE) for r in rows),
         "budget_exhausted": sum(r.get("stop_reason") == "budget_exhausted" for r in rows),
         "items_with_errors": sum(bool(r.get("errors")) for r in rows),
         "error_kinds": dict(sorted(kinds.items())),
@@ -129,8 +132,10 @@ def plot_confusion(metrics: dict[str, Any], path: Path, title: str) -> None:
     ax.set_ylabel("gold")
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    image = io.BytesIO()
+    fig.savefig(image, format="png", dpi=120)
     plt.close(fig)
+    write_atomic(path, image.getvalue())
 
 
 def _pct(value: float) -> str:
@@ -261,12 +266,10 @@ def write_summary(
     """Write metrics.json, report.md and (labels only) confusion.png; return the metrics."""
     metrics = compute_answer_metrics(rows) if task == ANSWERS else compute_metrics(rows, labels)
     metrics["run"] = run
-    (out_dir / "metrics.json").write_text(
-        json.dumps(metrics, indent=2, default=str) + "\n", encoding="utf-8"
-    )
+    write_atomic(out_dir / "metrics.json", json.dumps(metrics, indent=2, default=str) + "\n")
     if task != ANSWERS:
         plot_confusion(metrics, out_dir / "confusion.png", f"{run['method']} on {run['dataset']}")
-    (out_dir / "report.md").write_text(render_report(metrics, run), encoding="utf-8")
+    write_atomic(out_dir / "report.md", render_report(metrics, run))
     return metrics
 
 

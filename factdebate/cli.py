@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 import sys
 import time
 from collections.abc import Callable
@@ -186,17 +187,32 @@ def verify(
     ] = None,
 ) -> None:
     """Verify a claim (or answer a question with MADAM-RAG) and show the debate."""
-    from factdebate.api import astream_verify, build_context, check_models, make_input
+    from factdebate.api import (
+        astream_verify,
+        build_context,
+        check_models,
+        checkpoint_path,
+        make_input,
+    )
     from graphs.registry import METHODS, UnknownMethodError, load_method
-    from nodes.claims import InputError, clean_claim
+    from nodes.claims import (
+        MAX_FILE_BYTES,
+        MAX_TEXT_BYTES,
+        InputError,
+        check_user_file,
+        clean_claim,
+        read_limited,
+    )
     from tools.corpus import CorpusError, load_documents
     from tools.records import ModelConfigError
     from tools.vectorstore import IndexMissingError
 
     if claim == "-":
-        raw = sys.stdin.buffer.read()
         try:
+            raw = read_limited(sys.stdin.buffer, MAX_TEXT_BYTES, "claim on stdin")
             claim = raw.decode("utf-8")
+        except InputError as exc:
+            fail(str(exc))
         except UnicodeDecodeError:
             fail("the claim is not valid UTF-8 text")
     try:
@@ -220,8 +236,10 @@ def verify(
         context = build_context(method, **settings)
         if (thread is None) != (checkpoint is None):
             raise ValueError("--thread and --checkpoint go together: give both or neither")
-        if checkpoint is not None and not checkpoint.startswith("sqlite:"):
-            raise ValueError(f"bad --checkpoint {checkpoint!r}: expected sqlite:PATH")
+        if checkpoint is not None:
+            checkpoint_path(checkpoint)
+        if documents is not None:
+            check_user_file(documents, MAX_FILE_BYTES, "documents file", folder_ok=True)
         docs = load_documents(documents) if documents is not None else None
         for doc in docs or []:
             doc["source"] = "given"
@@ -269,6 +287,8 @@ def verify(
         fail("interrupted", 130)
     except (InputError, ValueError) as exc:
         fail(str(exc))
+    except sqlite3.DatabaseError as exc:  # a damaged checkpoint file
+        fail(f"checkpoint {checkpoint}: {exc}")
     if as_json:
         sys.stdout.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
     else:
@@ -463,9 +483,11 @@ def bench_retrieval(
 
 def _read_references(path: Path) -> list[str]:
     """Reference answers: a JSON list of strings, or text blocks separated by '---' lines."""
+    from nodes.claims import read_user_file
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_user_file(path, "references file").decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise ValueError(f"cannot read references {path}: {exc}") from exc
     if path.suffix == ".json":
         data = json.loads(text)
@@ -493,12 +515,12 @@ def score_answer_command(
 ) -> None:
     """MAD-Fact: split a long answer into claims, let a jury check each, and score it."""
     from factdebate.long_form import ascore_answer
-    from nodes.claims import InputError, clean_claim
+    from nodes.claims import InputError, clean_claim, read_user_file
     from nodes.mad_fact.context import MADFactContext
     from tools.records import ModelConfigError
 
     try:
-        raw = answer_file.read_bytes()
+        raw = read_user_file(answer_file, "answer file")
         answer = clean_claim(raw, MADFactContext().max_answer_chars)
         refs = _read_references(references) if references else None
         settings = parse_settings(set_ or [], MADFactContext)

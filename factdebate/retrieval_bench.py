@@ -11,6 +11,7 @@ from typing import Any
 from factdebate.bench import CORPORA, collection_name, dataset_folder
 from factdebate.datasets import DATASETS, DatasetError, sample
 from factdebate.metrics import retrieval_metrics
+from tools.files import write_atomic
 
 RRF_K = 60
 DEPTH = 10
@@ -110,8 +111,8 @@ def run_retrieval_bench(
     }
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "retrieval.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    (out_dir / "retrieval.md").write_text(render_retrieval(result), encoding="utf-8")
+    write_atomic(out_dir / "retrieval.json", json.dumps(result, indent=2) + "\n")
+    write_atomic(out_dir / "retrieval.md", render_retrieval(result))
     return result
 
 

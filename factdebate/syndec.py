@@ -30,9 +30,10 @@ from nodes.common import model_for
 from nodes.debate_cv.context import DebateCVContext
 from nodes.debate_cv.moderator import CorrectedJustification, ask_with_retry, render_notes
 from nodes.debate_cv.state import EvidenceClaimInput, ModeratorNote
-from nodes.evidence_block import render_evidence
+from nodes.evidence_block import quote_answer, render_evidence
 from nodes.state import Turn
 from prompts import debate_cv as prompts
+from tools.files import write_atomic
 from tools.llm import redact
 from tools.records import ErrorRecord, Evidence, RoleCost, add_costs
 
@@ -104,14 +105,14 @@ def completed_ids(path: Path) -> set[str]:
     return ids
 
 
-def render_debate(transcript: list[Turn]) -> str:
+def render_debate(transcript: list[Turn], max_chars: int) -> str:
     """The debaters' arguments, round by round (the moderator's own outputs left out)."""
     turns = [t for t in transcript if t.get("agent") in ("affirmative", "negative")]
     if not turns:
         return "(no arguments)"
     return "\n\n".join(
         f'<argument round="{t.get("round")}" side="{t.get("agent")}">\n'
-        f"{t.get('answer') or '(no answer)'}\n</argument>"
+        f"{quote_answer(t.get('answer'), max_chars)}\n</argument>"
         for t in turns
     )
 
@@ -126,7 +127,9 @@ def training_prompt(
         evidence=render_evidence(evidence, max_doc_chars),
         criteria=prompts.VERDICT_CRITERIA,
     )
-    return prompts.TRAINING_PROMPT.format(setup=setup, debate=render_debate(transcript))
+    return prompts.TRAINING_PROMPT.format(
+        setup=setup, debate=render_debate(transcript, max_doc_chars)
+    )
 
 
 def verdict_response(verdict: str, justification: str) -> str:
@@ -143,8 +146,8 @@ async def correct(
         evidence_rules=prompts.EVIDENCE_RULES,
         claim=record["claim"],
         evidence=render_evidence(record["evidence"], ctx.max_doc_chars),
-        debate=render_debate(record["debate"]),
-        notes=render_notes(record.get("moderator_notes", [])),
+        debate=render_debate(record["debate"], ctx.max_doc_chars),
+        notes=render_notes(record.get("moderator_notes", []), ctx.max_doc_chars),
     )
     model = await model_for(ctx, "judge")
     parsed, cost, errors, _ = await ask_with_retry(
@@ -213,13 +216,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
 
 def _write_atomic(path: Path, rows: list[dict[str, Any]]) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
 
 
 def export_training(out_dir: str | Path, max_doc_chars: int = 2000) -> tuple[int, int]:

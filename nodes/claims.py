@@ -4,12 +4,51 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
+from pathlib import Path
+from typing import BinaryIO
 
 from tools.records import Evidence
 
 
 class InputError(ValueError):
     """User input that cannot be verified as given."""
+
+
+MAX_FILE_BYTES = 64 * 1024 * 1024  # largest documents file a run reads (not an index build)
+MAX_TEXT_BYTES = 1024 * 1024  # largest claim, answer or references file (stdin included)
+
+
+def check_user_file(path: Path, max_bytes: int, what: str, *, folder_ok: bool = False) -> None:
+    """Refuse, with one line, a path that is missing, a folder, a device or pipe, or too big."""
+    if not path.exists():
+        raise InputError(f"no such file: {path}")
+    if path.is_dir():
+        if folder_ok:
+            return
+        raise InputError(f"{path} is a folder; the {what} must be a file")
+    if not path.is_file():
+        raise InputError(f"{path} is not a regular file (a device or a pipe); the {what} must be")
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise InputError(f"{path} is {size} bytes; the limit for the {what} is {max_bytes}")
+
+
+def read_limited(stream: BinaryIO, max_bytes: int, what: str) -> bytes:
+    """Read at most ``max_bytes`` from a binary stream; more than that is an InputError."""
+    data = stream.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise InputError(f"the {what} is over {max_bytes} bytes")
+    return data
+
+
+def read_user_file(path: Path, what: str, max_bytes: int = MAX_TEXT_BYTES) -> bytes:
+    """The bytes of a user's text file, read with a size limit (folders and devices refused)."""
+    check_user_file(path, max_bytes, what)
+    try:
+        with path.open("rb") as fh:
+            return read_limited(fh, max_bytes, what)
+    except OSError as exc:
+        raise InputError(f"cannot read the {what} {path}: {exc.strerror or exc}") from exc
 
 
 def clean_claim(text: object, max_chars: int = 2000) -> str:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Mapping
-from dataclasses import fields
 from typing import Any, Protocol, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
 
 from nodes.context import Context
+from nodes.evidence_block import quote_answer
 from nodes.state import Turn
 from tools.models import resolve_model
 from tools.records import ErrorRecord, RoleCost
@@ -34,11 +34,7 @@ def settings(runtime: Runtime[Any], cls: type[C]) -> C:
     if ctx is None:
         return cls()
     if isinstance(ctx, dict):
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(ctx) - names)
-        if unknown:
-            raise ValueError(f"unknown settings for {cls.__name__}: {', '.join(unknown)}")
-        return cls(**ctx)
+        return cls.from_settings(ctx)
     raise TypeError(f"expected {cls.__name__} settings, got {type(ctx).__name__}")
 
 
@@ -61,11 +57,9 @@ def turn_of(transcript: list[Turn], agent: str, round_no: int) -> Turn | None:
     return None
 
 
-def answer_or_placeholder(turn: Turn | None) -> str:
-    """An agent's answer for quoting in a prompt, or an explicit placeholder."""
-    if turn is None or not turn.get("answer"):
-        return "(no answer)"
-    return str(turn["answer"])
+def answer_or_placeholder(turn: Turn | None, max_chars: int) -> str:
+    """An agent's answer for quoting in another's prompt (sanitised, capped), or a placeholder."""
+    return quote_answer(turn.get("answer") if turn else None, max_chars)
 
 
 def over_budget(cost: dict[str, RoleCost], ctx: Context) -> str | None:

@@ -3,24 +3,92 @@
 from __future__ import annotations
 
 import datetime
+import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, make_dataclass
-from typing import Any, Literal, TypeVar, get_type_hints
+from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
 from tools.llm import CallSite
 
 ToolName = Literal["rag", "search", "none"]
 C = TypeVar("C", bound="Context")
-OUTPUT_CAPS = (
-    "max_output_tokens",
-    "judge_max_output_tokens",
-    "scorer_max_output_tokens",
-    "clerk_max_output_tokens",
-)
 
 
 def _env_default(name: str, fallback: str) -> str:
     return os.environ.get(f"FACTDEBATE_{name.upper()}", fallback)
+
+
+def setting(
+    default: Any, description: str, lo: float | None = None, hi: float | None = None
+) -> Any:
+    """A settings field whose numeric bounds ``lo..hi`` are checked and shown in its description."""
+    if lo is not None and hi is not None:
+        description = f"{description} Range {lo:g}..{hi:g}."
+    meta = {"description": description, "lo": lo, "hi": hi}
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+MAX_TEXT_SETTING = 1000
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = get_type_hints(cls)
+    return _HINTS[cls]
+
+
+def _kind(hint: Any) -> str:
+    """A word naming what a field of type ``hint`` holds, for error messages."""
+    if get_origin(hint) is Literal:
+        return "one of " + ", ".join(repr(a) for a in get_args(hint))
+    return {bool: "true or false", int: "an integer", float: "a number", str: "a string"}.get(
+        hint, "a list of strings"
+    )
+
+
+def _checked(name: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any:
+    """``value`` as the field's type within its bounds, or a ValueError naming the field."""
+    bad = ValueError(f"setting {name} must be {_kind(hint)}, got {value!r:.80}")
+    if get_origin(hint) is Literal:
+        if value not in get_args(hint):
+            raise bad
+        return value
+    if hint is bool or hint is str:
+        if not isinstance(value, hint):
+            raise bad
+        if isinstance(value, str) and len(value) > MAX_TEXT_SETTING:
+            raise ValueError(f"setting {name} is {len(value)} characters; the limit is 1000")
+        return value
+    if get_origin(hint) is list:
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise bad
+        return list(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise bad
+    if hint is int:
+        if isinstance(value, float) and not value.is_integer():
+            raise bad
+        value = int(value)
+    else:
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"setting {name} must be a finite number, got {value!r}")
+    lo, hi = meta.get("lo"), meta.get("hi")
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        raise ValueError(f"setting {name} must be within {lo:g}..{hi:g}, got {value!r}")
+    return value
+
+
+def check_fields(settings: Any) -> None:
+    """Check every field of a settings dataclass: its type and its bounds (the one place)."""
+    hints = _hints(type(settings))
+    for f in fields(settings):
+        value = _checked(f.name, getattr(settings, f.name), hints[f.name], f.metadata)
+        object.__setattr__(settings, f.name, value)
 
 
 @dataclass(kw_only=True)
@@ -49,36 +117,34 @@ class Context:
     scorer_model: str = field(
         default="", metadata={"description": "Model behind RAGAS scoring; empty = `model`."}
     )
-    temperature: float = field(
-        default=0.0, metadata={"description": "Sampling temperature for every model call."}
+    temperature: float = setting(0.0, "Sampling temperature for every model call.", 0, 2)
+    max_output_tokens: int = setting(
+        1024,
+        "Output cap of debaters, document agents, jurors and queries, tokens (recorded "
+        "capable-model arguments reach ~650).",
+        16,
+        32768,
     )
-    max_output_tokens: int = field(
-        default=1024,
-        metadata={
-            "description": "Output cap of debaters, document agents, jurors and queries, tokens "
-            "(recorded capable-model arguments reach ~650)."
-        },
+    judge_max_output_tokens: int = setting(
+        1024,
+        "Output cap of the judge, moderator, aggregator and corrector, tokens (recorded "
+        "verdicts and moderator JSON reach ~400).",
+        16,
+        32768,
     )
-    judge_max_output_tokens: int = field(
-        default=1024,
-        metadata={
-            "description": "Output cap of the judge, moderator, aggregator and corrector, tokens "
-            "(recorded verdicts and moderator JSON reach ~400)."
-        },
+    scorer_max_output_tokens: int = setting(
+        2048,
+        "Output cap of RAGAS scoring calls, tokens (recorded faithfulness verdict lists reach "
+        "~1,060).",
+        16,
+        32768,
     )
-    scorer_max_output_tokens: int = field(
-        default=2048,
-        metadata={
-            "description": "Output cap of RAGAS scoring calls, tokens (recorded faithfulness "
-            "verdict lists reach ~1,060)."
-        },
-    )
-    clerk_max_output_tokens: int = field(
-        default=4096,
-        metadata={
-            "description": "Output cap of the MAD-Fact clerk and reference writers, tokens (claim "
-            "lists of long answers run to thousands)."
-        },
+    clerk_max_output_tokens: int = setting(
+        4096,
+        "Output cap of the MAD-Fact clerk and reference writers, tokens (claim lists of long "
+        "answers run to thousands).",
+        16,
+        32768,
     )
     current_date: str = field(
         default="",
@@ -103,62 +169,45 @@ class Context:
             "scholarly abstracts (OpenAlex works API, summarised; OPENALEX_* settings)."
         },
     )
-    top_k: int = field(default=3, metadata={"description": "Documents retrieved per query."})
-    max_rounds: int = field(default=3, metadata={"description": "Debate round limit T."})
-    max_claim_chars: int = field(
-        default=2000, metadata={"description": "Longest claim accepted, in characters."}
+    top_k: int = setting(3, "Documents retrieved per query.", 1, 100)
+    max_rounds: int = setting(3, "Debate round limit T.", 1, 20)
+    max_claim_chars: int = setting(2000, "Longest claim accepted, in characters.", 1, 100_000)
+    max_doc_chars: int = setting(
+        2000, "Each evidence or agent text is cut to this many characters in prompts.", 50, 50_000
     )
-    max_doc_chars: int = field(
-        default=2000,
-        metadata={"description": "Each evidence text is cut to this many characters in prompts."},
+    max_llm_calls: int = setting(
+        200, "Budget: LLM calls per claim (0 = no limit); checked per round.", 0, 100_000
     )
-    max_llm_calls: int = field(
-        default=200,
-        metadata={"description": "Budget: LLM calls per claim (0 = no limit); checked per round."},
+    max_total_tokens: int = setting(
+        1_000_000, "Budget: input + output tokens per claim (0 = no limit).", 0, 1_000_000_000
     )
-    max_total_tokens: int = field(
-        default=1_000_000,
-        metadata={"description": "Budget: input + output tokens per claim (0 = no limit)."},
+    max_usd: float = setting(
+        0.0, "Budget: dollars per claim (0 = no limit; needs prices).", 0, 1_000_000
     )
-    max_usd: float = field(
-        default=0.0,
-        metadata={"description": "Budget: dollars per claim (0 = no limit; needs prices)."},
+    usd_per_million_input: float = setting(
+        0.0, "Price of 1M input tokens, for the dollar budget.", 0, 10_000
     )
-    usd_per_million_input: float = field(
-        default=0.0, metadata={"description": "Price of 1M input tokens, for the dollar budget."}
+    usd_per_million_output: float = setting(
+        0.0, "Price of 1M output tokens, for the dollar budget.", 0, 10_000
     )
-    usd_per_million_output: float = field(
-        default=0.0, metadata={"description": "Price of 1M output tokens, for the dollar budget."}
+    call_timeout_s: float = setting(
+        300.0, "Timeout for one model or tool call, seconds.", 0.01, 3600
     )
-    call_timeout_s: float = field(
-        default=300.0, metadata={"description": "Timeout for one model or tool call, seconds."}
-    )
-    model_retries: int = field(
-        default=2,
-        metadata={
-            "description": "Extra attempts after a transient model fault (timeout, connection "
-            "error, 408/429/5xx), with exponential backoff honouring Retry-After; 0 = none."
-        },
+    model_retries: int = setting(
+        2,
+        "Extra attempts after a transient model fault (timeout, connection error, 408/429/5xx), "
+        "with exponential backoff honouring Retry-After; 0 = none.",
+        0,
+        10,
     )
 
     def __post_init__(self) -> None:
-        """Fill fields still at their default from FACTDEBATE_* environment variables."""
+        """Fill model fields left at their default from FACTDEBATE_*, then check every field."""
         for f in fields(self):
             is_model = f.name in {"model", "debater_model", "judge_model", "scorer_model"}
             if is_model and getattr(self, f.name) == f.default:
                 setattr(self, f.name, _env_default(f.name, str(f.default)))
-        if self.max_rounds < 1 or self.top_k < 1:
-            raise ValueError("max_rounds and top_k must be at least 1")
-        if not 0 <= self.model_retries <= 10:
-            raise ValueError(f"model_retries must be 0..10, got {self.model_retries}")
-        if self.search_backend not in ("auto", "tavily", "offline", "openalex"):
-            raise ValueError(
-                "search_backend must be auto, tavily, offline or openalex, "
-                f"got {self.search_backend!r}"
-            )
-        for name in OUTPUT_CAPS:
-            if not 16 <= getattr(self, name) <= 32768:
-                raise ValueError(f"{name} must be 16..32768 tokens, got {getattr(self, name)}")
+        check_fields(self)
         if self.current_date:
             try:
                 datetime.date.fromisoformat(self.current_date)
@@ -166,6 +215,14 @@ class Context:
                 raise ValueError(
                     f"current_date must be YYYY-MM-DD, got {self.current_date!r}"
                 ) from None
+
+    @classmethod
+    def from_settings(cls: type[C], given: Mapping[str, Any]) -> C:
+        """Build these settings from a mapping; unknown names and bad values raise ValueError."""
+        unknown = sorted(set(given) - {f.name for f in fields(cls)})
+        if unknown:
+            raise ValueError(f"unknown setting(s) for {cls.__name__}: {', '.join(unknown)}")
+        return cls(**given)
 
     def site(self, *, role: str, agent: str, stage: str, round_no: int = 0) -> CallSite:
         """The call site of one model call under these settings (timeout, retries)."""
@@ -212,12 +269,6 @@ class EvidenceContext(Context):
         default="rag",
         metadata={"description": "Backend retrieving `top_k` documents when no evidence is given."},
     )
-
-    def __post_init__(self) -> None:
-        """Check the evidence tool after the shared settings."""
-        super().__post_init__()
-        if self.evidence_tool not in ("rag", "search"):
-            raise ValueError(f"evidence_tool must be rag or search, got {self.evidence_tool!r}")
 
 
 def with_defaults(base: type[C], class_name: str, doc: str, **defaults: Any) -> type[C]:

@@ -1,4 +1,4 @@
-"""Render untrusted evidence into prompts inside fences it cannot break out of."""
+"""Make untrusted text (documents, other agents' words) safe to quote in a prompt, and fence it."""
 
 from __future__ import annotations
 
@@ -8,12 +8,28 @@ from collections.abc import Sequence
 
 from tools.records import Evidence
 
-_FENCE_RE = re.compile(r"<\s*/?\s*evidence", re.IGNORECASE)
+_FENCE_RE = re.compile(r"<\s*/?\s*(?:evidence|argument)\b", re.IGNORECASE)  # our fence tags
+# Chat-template control tokens of common tokenizers: ChatML/Qwen/SmolLM <|im_start|>, Llama 3
+# <|eot_id|>, DeepSeek's full-width <｜...｜>, Llama 2 [INST] and <<SYS>>, Gemma turns, <s>.
+_CONTROL_TOKEN_RE = re.compile(
+    r"<\s*[|｜][^<>\n]{0,64}?[|｜]\s*>|\[\s*/?\s*INST\s*\]|<<\s*/?\s*SYS\s*>>"
+    r"|<\s*/?\s*s\s*>|<\s*/?\s*(?:start_of_turn|end_of_turn|bos|eos)\s*>",
+    re.IGNORECASE,
+)
+NO_ANSWER = "(no answer)"
+QUERY_CHARS = 500  # cap on a model-written search query quoted back into a prompt
 
 
 def sanitize(text: str, max_chars: int) -> str:
-    """Strip control characters, neutralise fence tags, and cap the length."""
+    """Clean untrusted text: the one cleaner for documents and agent outputs alike.
+
+    Control characters become spaces, tokenizer control tokens and fence tags are replaced
+    by a bracketed note, and the result is cut at ``max_chars``. Replacements never shorten
+    the text, so cutting the input first bounds the work on a huge input.
+    """
+    text = text[: max_chars + 100]
     kept = "".join(ch if ch in "\n\t" or unicodedata.category(ch)[0] != "C" else " " for ch in text)
+    kept = _CONTROL_TOKEN_RE.sub("[control token removed]", kept)
     kept = _FENCE_RE.sub("[fence removed]", kept)
     if len(kept) > max_chars:
         kept = kept[:max_chars].rstrip() + " [...]"
@@ -31,3 +47,9 @@ def render_evidence(docs: Sequence[Evidence], max_chars: int = 2000) -> str:
         body = sanitize(doc.get("text", ""), max_chars)
         blocks.append(f'<evidence n="{i}" id="{ident}" title="{title}">\n{body}\n</evidence>')
     return "\n".join(blocks)
+
+
+def quote_answer(answer: object, max_chars: int) -> str:
+    """An agent's words for another's prompt: sanitised, capped, or an explicit placeholder."""
+    text = str(answer).strip() if answer else ""
+    return sanitize(text, max_chars) if text else NO_ANSWER

@@ -9,6 +9,8 @@ from typing_extensions import TypedDict
 
 from tools.records import ErrorRecord, Evidence, RoleCost, add_costs
 
+MODEL_FAILURE = "model_failure"  # stop reason of a run whose every agent call failed: no answer
+
 
 class Turn(TypedDict, total=False):
     """What one agent did in one round."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from nodes.context import Context, ToolName
+from nodes.context import Context, ToolName, setting
 
 
 @dataclass(kw_only=True)
@@ -36,16 +36,8 @@ class ReactContext(Context):
     tool: ToolName = field(
         default="rag", metadata={"description": "The agent's retrieval tool: rag or search."}
     )
-    max_steps: int = field(
-        default=3, metadata={"description": "Most searches the agent may run before answering."}
-    )
+    max_steps: int = setting(3, "Most searches the agent may run before answering.", 0, 20)
     query_formulation: bool = field(
         default=True,
         metadata={"description": "The agent writes its queries; off = one search with the claim."},
     )
-
-    def __post_init__(self) -> None:
-        """Check the ReAct settings after the shared ones."""
-        super().__post_init__()
-        if self.max_steps < 0:
-            raise ValueError(f"max_steps must be >= 0, got {self.max_steps}")

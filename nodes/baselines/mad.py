@@ -10,6 +10,7 @@ from nodes.baselines.context import MADContext
 from nodes.baselines.state import MADState
 from nodes.claims import clean_claim
 from nodes.common import budget_stop, model_for, over_budget, route, settings
+from nodes.evidence_block import quote_answer
 from nodes.labelled import ask_label
 from nodes.state import Turn
 from prompts import baselines as prompts
@@ -19,12 +20,12 @@ from tools.records import ErrorRecord, add_costs
 SIDES = ("affirmative", "negative")
 
 
-def render_debate(transcript: list[Turn]) -> str:
-    """Render the arguments so far, in speaking order."""
+def render_debate(transcript: list[Turn], max_chars: int) -> str:
+    """Render the arguments so far, in speaking order (sanitised, capped)."""
     if not transcript:
         return "(no arguments yet)"
     return "\n\n".join(
-        f"Round {t.get('round')}, {t.get('agent')}: {t.get('answer') or '(no answer)'}"
+        f"Round {t.get('round')}, {t.get('agent')}: {quote_answer(t.get('answer'), max_chars)}"
         for t in transcript
     )
 
@@ -44,7 +45,7 @@ def make_side_node(side: str) -> Any:
         else:
             round_no = state["round"]
         claim = update.get("claim", state.get("claim", ""))
-        debate = render_debate(state.get("transcript", []))
+        debate = render_debate(state.get("transcript", []), ctx.max_doc_chars)
         prompt = template.format(claim=claim, debate_so_far=f"Debate so far:\n{debate}")
         model = await model_for(ctx, "debater")
         reply = await ask(
@@ -77,7 +78,7 @@ async def judge(state: MADState, runtime: Runtime[MADContext]) -> dict[str, Any]
         continue_rule=prompts.MAD_FINAL_RULE if final else prompts.MAD_CONTINUE_RULE,
         label_instructions=prompts.NO_EVIDENCE_LABELS,
         claim=state["claim"],
-        debate=render_debate(state.get("transcript", [])),
+        debate=render_debate(state.get("transcript", []), ctx.max_doc_chars),
     )
     model = await model_for(ctx, "judge")
     reply = await ask_label(

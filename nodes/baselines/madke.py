@@ -10,7 +10,7 @@ from nodes.baselines.context import MADKEContext
 from nodes.baselines.state import MADKEState
 from nodes.claims import clean_claim
 from nodes.common import budget_stop, model_for, over_budget, route, settings, turn_of
-from nodes.evidence_block import render_evidence
+from nodes.evidence_block import quote_answer, render_evidence
 from nodes.labelled import ask_label
 from nodes.retrieval import retrieve_or_record
 from nodes.state import Turn
@@ -48,7 +48,9 @@ def make_debater(agent: str) -> Any:
             ]
             text = (
                 "\n".join(
-                    f"- {t.get('agent')}: {t.get('answer') or '(no answer)'}" for t in others if t
+                    f"- {t.get('agent')}: {quote_answer(t.get('answer'), ctx.max_doc_chars)}"
+                    for t in others
+                    if t
                 )
                 or "(none)"
             )
@@ -108,7 +110,9 @@ async def judge(state: MADKEState, runtime: Runtime[MADKEContext]) -> dict[str, 
         evidence_rules=prompts.EVIDENCE_RULES,
         label_instructions=prompts.LABEL_INSTRUCTIONS,
         claim=state["claim"],
-        answers="\n".join(f"- {t.get('agent')}: {t.get('answer') or '(no answer)'}" for t in last),
+        answers="\n".join(
+            f"- {t.get('agent')}: {quote_answer(t.get('answer'), ctx.max_doc_chars)}" for t in last
+        ),
         evidence=render_evidence(state.get("evidence", []), ctx.max_doc_chars),
     )
     model = await model_for(ctx, "judge")

@@ -10,7 +10,7 @@ from nodes.baselines.context import ReactContext
 from nodes.baselines.state import ReactState
 from nodes.claims import clean_claim
 from nodes.common import model_for, route, settings
-from nodes.evidence_block import render_evidence
+from nodes.evidence_block import QUERY_CHARS, render_evidence, sanitize
 from nodes.parse import ParseFailure, parse_label, parse_query, wants_search
 from nodes.retrieval import retrieve_or_record
 from nodes.state import Turn
@@ -40,7 +40,8 @@ def render_history(transcript: list[Turn], max_doc_chars: int) -> str:
     if not searches:
         return "(none yet)"
     return "\n\n".join(
-        f"Search {i}: [{t.get('query')}]\n{render_evidence(t.get('evidence', []), max_doc_chars)}"
+        f"Search {i}: [{sanitize(t.get('query') or '', QUERY_CHARS)}]\n"
+        f"{render_evidence(t.get('evidence', []), max_doc_chars)}"
         for i, t in enumerate(searches, 1)
     )
 

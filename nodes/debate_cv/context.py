@@ -2,55 +2,32 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from nodes.context import EvidenceContext
+from nodes.context import EvidenceContext, setting
 
 
 @dataclass(kw_only=True)
 class DebateCVContext(EvidenceContext):
     """DebateCV settings: affirmative vs negative debaters, a moderator (judge model)."""
 
-    moderator_retries: int = field(
-        default=1,
-        metadata={"description": "Extra attempts when the moderator's JSON is invalid (0 = none)."},
+    moderator_retries: int = setting(
+        1, "Extra attempts when the moderator's JSON is invalid (0 = none).", 0, 5
     )
-
-    def __post_init__(self) -> None:
-        """Check the retry budget after the shared settings."""
-        super().__post_init__()
-        if not 0 <= self.moderator_retries <= 5:
-            raise ValueError(f"moderator_retries must be 0..5, got {self.moderator_retries}")
 
 
 @dataclass(kw_only=True)
 class RAGCoTContext(EvidenceContext):
     """RAG-CoT baseline settings: one model, the evidence, step-by-step reasoning, a label."""
 
-    labels: int = field(
-        default=4,
-        metadata={"description": "Label set: 4 adds CONFLICTING (AVeriTeC); 3 for FEVER-style."},
-    )
-
-    def __post_init__(self) -> None:
-        """Check the label set after the shared settings."""
-        super().__post_init__()
-        if self.labels not in (3, 4):
-            raise ValueError(f"labels must be 3 or 4, got {self.labels}")
+    labels: int = setting(4, "Label set: 4 adds CONFLICTING (AVeriTeC); 3 for FEVER-style.", 3, 4)
 
 
 @dataclass(kw_only=True)
 class MajorityContext(RAGCoTContext):
     """Majority baseline: independent RAG-CoT voters; a tie yields NOT ENOUGH INFO."""
 
-    temperature: float = field(
-        default=0.7,
-        metadata={"description": "Sampling temperature; above 0 so the voters are independent."},
+    temperature: float = setting(
+        0.7, "Sampling temperature; above 0 so the voters are independent.", 0, 2
     )
-    voters: int = field(default=3, metadata={"description": "Independent RAG-CoT votes."})
-
-    def __post_init__(self) -> None:
-        """Check the number of voters after the shared settings."""
-        super().__post_init__()
-        if not 1 <= self.voters <= 15:
-            raise ValueError(f"voters must be 1..15, got {self.voters}")
+    voters: int = setting(3, "Independent RAG-CoT votes.", 1, 15)

@@ -66,18 +66,22 @@ def debater_setup(claim: str, docs: Sequence[Evidence], max_doc_chars: int) -> s
     )
 
 
-def debater_prompt(side: Side, state: DebateCVState, round_no: int, setup: str) -> str:
+def debater_prompt(
+    side: Side, state: DebateCVState, round_no: int, setup: str, max_chars: int
+) -> str:
     """Write the prompt of ``side`` in ``round_no``: opening, rebuttal or reply."""
     transcript = state.get("transcript", [])
     if side == "negative":
         opponent = turn_of(transcript, "affirmative", round_no)
-        return prompts.NEGATIVE_REPLY.format(setup=setup, opponent=answer_or_placeholder(opponent))
+        return prompts.NEGATIVE_REPLY.format(
+            setup=setup, opponent=answer_or_placeholder(opponent, max_chars)
+        )
     if round_no == 1:
         return prompts.AFFIRMATIVE_OPENING.format(setup=setup)
     return prompts.AFFIRMATIVE_REPLY.format(
         setup=setup,
-        own=answer_or_placeholder(turn_of(transcript, "affirmative", round_no - 1)),
-        opponent=answer_or_placeholder(turn_of(transcript, "negative", round_no - 1)),
+        own=answer_or_placeholder(turn_of(transcript, "affirmative", round_no - 1), max_chars),
+        opponent=answer_or_placeholder(turn_of(transcript, "negative", round_no - 1), max_chars),
     )
 
 
@@ -91,7 +95,7 @@ def make_debater_node(side: Side) -> Node:
         round_no = state.get("round", 0) + (1 if side == "affirmative" else 0)
         docs = state.get("evidence", [])
         setup = debater_setup(state["claim"], docs, ctx.max_doc_chars)
-        prompt = debater_prompt(side, state, round_no, setup)
+        prompt = debater_prompt(side, state, round_no, setup, ctx.max_doc_chars)
         model = await model_for(ctx, "debater")
         reply = await ask(
             model,

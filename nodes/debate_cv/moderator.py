@@ -20,7 +20,7 @@ from nodes.common import (
 )
 from nodes.debate_cv.context import DebateCVContext
 from nodes.debate_cv.state import DebateCVState, ModeratorNote
-from nodes.evidence_block import render_evidence
+from nodes.evidence_block import render_evidence, sanitize
 from nodes.state import Turn
 from prompts import debate_cv as prompts
 from prompts.labels import LABEL_SPELLINGS, Label, spelling_key
@@ -120,13 +120,16 @@ async def ask_with_retry(
     return None, cost, errors, got_text
 
 
-def render_notes(notes: list[ModeratorNote]) -> str:
-    """Render the moderator's earlier round notes, oldest first."""
+def render_notes(notes: list[ModeratorNote], max_chars: int) -> str:
+    """Render the moderator's earlier round notes, oldest first (model text: sanitised)."""
     if not notes:
         return "(none yet)"
     return "\n".join(
-        f"- Round {n.get('round')}: insight: {n.get('new_insight', '')} | gaps: "
-        f"{n.get('evidence_gaps', '')} | {n.get('reason', '')}"
+        sanitize(
+            f"- Round {n.get('round')}: insight: {n.get('new_insight', '')} | gaps: "
+            f"{n.get('evidence_gaps', '')} | {n.get('reason', '')}",
+            max_chars,
+        )
         for n in notes
     )
 
@@ -141,11 +144,11 @@ def moderator_setup(state: DebateCVState, ctx: DebateCVContext) -> str:
     )
 
 
-def last_arguments(state: DebateCVState, round_no: int) -> dict[str, str]:
-    """Both debaters' arguments of ``round_no`` for quoting."""
+def last_arguments(state: DebateCVState, round_no: int, max_chars: int) -> dict[str, str]:
+    """Both debaters' arguments of ``round_no`` for quoting (sanitised, capped)."""
     transcript = state.get("transcript", [])
     return {
-        side: answer_or_placeholder(turn_of(transcript, side, round_no))
+        side: answer_or_placeholder(turn_of(transcript, side, round_no), max_chars)
         for side in ("affirmative", "negative")
     }
 
@@ -207,9 +210,9 @@ async def moderate(state: DebateCVState, runtime: Runtime[DebateCVContext]) -> d
     notes = state.get("moderator_notes", [])
     prompt = prompts.MODERATOR_ROUND.format(
         setup=moderator_setup(state, ctx),
-        notes=render_notes(notes),
+        notes=render_notes(notes, ctx.max_doc_chars),
         round_no=round_no,
-        **last_arguments(state, round_no),
+        **last_arguments(state, round_no, ctx.max_doc_chars),
     )
     parsed, cost, errors, failed = await _ask_moderator(
         ctx, prompt, ModeratorDecision, "moderate", round_no
@@ -245,8 +248,8 @@ async def final_verdict(state: DebateCVState, runtime: Runtime[DebateCVContext])
     prompt = prompts.FINAL_VERDICT.format(
         setup=moderator_setup(state, ctx),
         max_rounds=ctx.max_rounds,
-        summary=render_notes(state.get("moderator_notes", [])),
-        **last_arguments(state, round_no),
+        summary=render_notes(state.get("moderator_notes", []), ctx.max_doc_chars),
+        **last_arguments(state, round_no, ctx.max_doc_chars),
     )
     parsed, cost, errors, failed = await _ask_moderator(
         ctx, prompt, FinalVerdict, "final_verdict", round_no

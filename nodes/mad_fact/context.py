@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nodes.context import Context
+from nodes.context import Context, setting
 from prompts.mad_fact import ROLE_NAMES
 
 Strategy = Literal["direct", "search", "conditional"]
@@ -15,10 +15,8 @@ Strategy = Literal["direct", "search", "conditional"]
 class MADFactContext(Context):
     """MAD-Fact settings; defaults follow the paper (3 evaluators, 2 rounds, rule 1)."""
 
-    max_rounds: int = field(default=2, metadata={"description": "Jury debate rounds R."})
-    n_evaluators: int = field(
-        default=3, metadata={"description": "Jurors per claim (1-6), each with its own role."}
-    )
+    max_rounds: int = setting(2, "Jury debate rounds R.", 1, 20)
+    n_evaluators: int = setting(3, "Jurors per claim, each with its own role.", 1, len(ROLE_NAMES))
     roles: list[str] = field(
         default_factory=list,
         metadata={
@@ -27,34 +25,27 @@ class MADFactContext(Context):
             + "); empty = the first n_evaluators roles of the table."
         },
     )
-    debate_rule: int = field(
-        default=1,
-        metadata={
-            "description": "1 free (round 1 searches when unsure, later rounds discuss); 2 "
-            "mandatory search in round 1; 3 adaptive (stop after round 1 on agreement, else "
-            "mandatory search before round 2)."
-        },
+    debate_rule: int = setting(
+        1,
+        "1 free (round 1 searches when unsure, later rounds discuss); 2 mandatory search in "
+        "round 1; 3 adaptive (stop after round 1 on agreement, else mandatory search before "
+        "round 2).",
+        1,
+        3,
     )
-    confidence_threshold: float = field(
-        default=0.8,
-        metadata={"description": "A juror unsure below this confidence searches before speaking."},
+    confidence_threshold: float = setting(
+        0.8, "A juror unsure below this confidence searches before speaking.", 0, 1
     )
-    claim_concurrency: int = field(
-        default=4, metadata={"description": "Claims checked by juries at the same time."}
+    claim_concurrency: int = setting(4, "Claims checked by juries at the same time.", 1, 64)
+    max_claims: int = setting(30, "Most claims taken from one answer (rest recorded).", 1, 500)
+    max_answer_chars: int = setting(
+        20000, "Longest answer/reference accepted, characters.", 1, 200_000
     )
-    max_claims: int = field(
-        default=30, metadata={"description": "Most claims taken from one answer (rest recorded)."}
+    query_attempts: int = setting(
+        2, "Tries a juror gets to write a search query not used before.", 1, 10
     )
-    max_answer_chars: int = field(
-        default=20000, metadata={"description": "Longest answer/reference accepted, characters."}
-    )
-    query_attempts: int = field(
-        default=2,
-        metadata={"description": "Tries a juror gets to write a search query not used before."},
-    )
-    gamma: float = field(
-        default=0.8,
-        metadata={"description": "Recall@gamma: share of the golden mass deemed enough."},
+    gamma: float = setting(
+        0.8, "Recall@gamma: share of the golden mass deemed enough (above 0).", 0, 1
     )
     merge_method: Literal["embedding", "text"] = field(
         default="embedding",
@@ -63,12 +54,8 @@ class MADFactContext(Context):
             "'embedding' = that, or MiniLM cosine >= merge_threshold."
         },
     )
-    merge_threshold: float = field(
-        default=0.9,
-        metadata={
-            "description": "Cosine at which two claims (stating the same numbers) count "
-            "as equivalent."
-        },
+    merge_threshold: float = setting(
+        0.9, "Cosine at which two claims (stating the same numbers) count as equivalent.", 0, 1
     )
     expert_models: list[str] = field(
         default_factory=list,
@@ -81,25 +68,14 @@ class MADFactContext(Context):
     def __post_init__(self) -> None:
         """Check the MAD-Fact settings after the shared ones."""
         super().__post_init__()
-        if not 1 <= self.n_evaluators <= len(ROLE_NAMES):
-            raise ValueError(f"n_evaluators must be 1-{len(ROLE_NAMES)}, got {self.n_evaluators}")
         if self.roles:
             unknown = [r for r in self.roles if r not in ROLE_NAMES]
             if unknown:
                 raise ValueError(f"unknown roles {unknown}; choose from {list(ROLE_NAMES)}")
             if len(set(self.roles)) != len(self.roles) or len(self.roles) != self.n_evaluators:
                 raise ValueError("roles must be n_evaluators distinct names")
-        if self.debate_rule not in (1, 2, 3):
-            raise ValueError(f"debate_rule must be 1, 2 or 3, got {self.debate_rule}")
-        for name in ("confidence_threshold", "merge_threshold"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"{name} must be between 0 and 1, got {getattr(self, name)}")
-        if not 0.0 < self.gamma <= 1.0:
-            raise ValueError(f"gamma must be in (0, 1], got {self.gamma}")
-        if self.merge_method not in ("embedding", "text"):
-            raise ValueError(f"merge_method must be embedding or text, got {self.merge_method!r}")
-        if min(self.claim_concurrency, self.max_claims, self.query_attempts) < 1:
-            raise ValueError("claim_concurrency, max_claims and query_attempts must be >= 1")
+        if self.gamma == 0:
+            raise ValueError("setting gamma must be above 0")
 
     def jury_roles(self) -> list[str]:
         """Return the jurors' roles in speaking order."""
@@ -110,15 +86,5 @@ class MADFactContext(Context):
 class SingleVerifierContext(Context):
     """Single-verifier settings: how many searches before the rating."""
 
-    search_steps: int = field(
-        default=3, metadata={"description": "Searches the verifier runs before rating (0-10)."}
-    )
-    query_attempts: int = field(
-        default=2, metadata={"description": "Tries to write a query not used before."}
-    )
-
-    def __post_init__(self) -> None:
-        """Check the settings after the shared ones."""
-        super().__post_init__()
-        if not 0 <= self.search_steps <= 10 or self.query_attempts < 1:
-            raise ValueError("search_steps must be 0-10 and query_attempts >= 1")
+    search_steps: int = setting(3, "Searches the verifier runs before rating.", 0, 10)
+    query_attempts: int = setting(2, "Tries to write a query not used before.", 1, 10)

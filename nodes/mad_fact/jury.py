@@ -10,7 +10,7 @@ from langgraph.runtime import Runtime
 
 from nodes.claims import clean_claim
 from nodes.common import budget_error, model_for, over_budget, route, settings
-from nodes.evidence_block import render_evidence
+from nodes.evidence_block import QUERY_CHARS, quote_answer, render_evidence, sanitize
 from nodes.labelled import ask_parsed
 from nodes.mad_fact.context import MADFactContext, Strategy
 from nodes.mad_fact.state import ClaimResult, JuryState, JuryTurn, KnowledgeEntry
@@ -37,25 +37,23 @@ def strategy_for(rule: int, round_no: int) -> Strategy:
 
 
 def render_knowledge(knowledge: list[KnowledgeEntry], max_doc_chars: int) -> str:
-    """Every search so far with its documents, fenced."""
+    """Every search so far with its (model-written, sanitised) query and its documents, fenced."""
     if not knowledge:
         return "(no searches yet)"
     return "\n\n".join(
-        f"Search {i} by {entry['agent']}: [{entry['query']}]\n"
+        f"Search {i} by {entry['agent']}: [{sanitize(entry['query'], QUERY_CHARS)}]\n"
         f"{render_evidence(entry['evidence'], max_doc_chars)}"
         for i, entry in enumerate(knowledge, 1)
     )
 
 
-def render_pool(turns: list[JuryTurn], max_chars: int = 1500) -> str:
-    """Render the shared message pool: what each juror said, in order."""
+def render_pool(turns: list[JuryTurn], max_chars: int) -> str:
+    """Render the shared message pool: what each juror said, in order (sanitised, capped)."""
     if not turns:
         return "(nobody has spoken yet)"
     lines = []
     for turn in turns:
-        text = " ".join(str(turn.get("answer") or "(no answer)").split())
-        if len(text) > max_chars:
-            text = text[:max_chars] + " [...]"
+        text = " ".join(quote_answer(turn.get("answer"), max_chars).split())
         title = prompts.ROLES.get(str(turn.get("agent")), (str(turn.get("agent")), ""))[0]
         lines.append(f"- Round {turn.get('round')}, {title}: {text}")
     return "\n".join(lines)
@@ -68,7 +66,9 @@ def used_queries(knowledge: list[KnowledgeEntry]) -> list[str]:
 
 def render_used(queries: list[str]) -> str:
     """Bullet list of queries already used."""
-    return "\n".join(f"- [{q}]" for q in queries) if queries else "(none yet)"
+    return (
+        "\n".join(f"- [{sanitize(q, QUERY_CHARS)}]" for q in queries) if queries else "(none yet)"
+    )
 
 
 def is_repeat(query: str, earlier: list[str]) -> bool:
@@ -119,7 +119,7 @@ def _header(state: JuryState, ctx: MADFactContext, role: str) -> str:
         claim=state["claim"],
         knowledge=render_knowledge(state.get("knowledge", []), ctx.max_doc_chars),
         evidence_rules=prompts.EVIDENCE_RULES,
-        pool=render_pool(state.get("transcript", [])),
+        pool=render_pool(state.get("transcript", []), min(1500, ctx.max_doc_chars)),
     )
 
 
@@ -259,7 +259,8 @@ async def advance(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[st
         return {"decision": "judge", "stop_reason": "agreement"}
     if round_no >= ctx.max_rounds:
         return {"decision": "judge", "stop_reason": "round_limit"}
-    spent = over_budget(state.get("cost", {}), ctx)
+    # The budget bounds the whole answer: what was spent before this jury counts too.
+    spent = over_budget(add_costs(state.get("spent_before", {}), state.get("cost", {})), ctx)
     if spent:  # the majority judge decides from the rounds already held
         return {
             "decision": "judge",

@@ -48,6 +48,7 @@ class JuryInput(TypedDict, total=False):
     claim: str
     claim_id: int
     question: str
+    spent_before: dict[str, RoleCost]  # the whole answer's spending when this jury was sent
 
 
 class JuryOutput(TypedDict, total=False):

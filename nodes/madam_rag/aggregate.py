@@ -12,7 +12,7 @@ from nodes.common import budget_error, model_for, over_budget, settings
 from nodes.evidence_block import sanitize
 from nodes.madam_rag.context import MadamContext
 from nodes.madam_rag.state import AgentTurn, MadamState
-from nodes.state import Turn
+from nodes.state import MODEL_FAILURE, Turn
 from prompts import madam_rag as prompts
 from tools.answers import clean_answers, normalize_answer
 from tools.llm import ask_structured
@@ -81,6 +81,32 @@ def verdict_of(answers: list[str] | None) -> str | None:
     return "; ".join(answers) if answers else "unknown"
 
 
+def agents_failed(round_no: int) -> dict[str, Any]:
+    """End the run without an answer: no agent of this round produced a readable one."""
+    explanation = (
+        f"No document agent produced a readable answer in round {round_no} (every model call "
+        "failed or was unreadable; see errors), so no answer is given."
+    )
+    return {
+        "rounds": round_no,
+        "answers": [],
+        "verdict": None,
+        "justification": explanation,
+        "last_answers": None,
+        "last_explanation": explanation,
+        "stop_reason": MODEL_FAILURE,
+        "errors": [
+            ErrorRecord(
+                round=round_no,
+                agent=AGGREGATOR,
+                stage="aggregate",
+                kind="no_agent_answers",
+                message=explanation,
+            )
+        ],
+    }
+
+
 async def aggregate(state: MadamState, runtime: Runtime[MadamContext]) -> dict[str, Any]:
     """Combine this round's agent answers, then stop (stable / round limit) or open a round."""
     ctx = settings(runtime, MadamContext)
@@ -89,36 +115,26 @@ async def aggregate(state: MadamState, runtime: Runtime[MadamContext]) -> dict[s
     readable = [t for t in agent_turns(transcript, round_no).values() if t.get("answer")]
     order = shuffled(readable, ctx.seed, round_no)
     update: dict[str, Any] = {"rounds": round_no}
-    answers: list[str] | None
     if not order:
-        answers, explanation = [], "No agent produced a readable answer this round."
-        update["errors"] = [
-            ErrorRecord(
-                round=round_no,
-                agent=AGGREGATOR,
-                stage="aggregate",
-                kind="no_agent_answers",
-                message=explanation,
-            )
-        ]
+        return agents_failed(round_no)
+    prompt = prompts.AGGREGATOR.format(
+        answer_style=prompts.ANSWER_STYLE,
+        question=state["question"],
+        responses=render_responses(order, ctx.max_doc_chars),
+    )
+    model = await model_for(ctx, "judge")
+    parsed, reply = await ask_structured(
+        model,
+        prompt,
+        AnswerList,
+        site=ctx.site(role=AGGREGATOR, agent=AGGREGATOR, stage="aggregate", round_no=round_no),
+    )
+    update.update(cost=reply.cost, errors=reply.errors)
+    answers: list[str] | None
+    if parsed is None:
+        answers, explanation = None, "The aggregator's answer could not be read (see errors)."
     else:
-        prompt = prompts.AGGREGATOR.format(
-            answer_style=prompts.ANSWER_STYLE,
-            question=state["question"],
-            responses=render_responses(order, ctx.max_doc_chars),
-        )
-        model = await model_for(ctx, "judge")
-        parsed, reply = await ask_structured(
-            model,
-            prompt,
-            AnswerList,
-            site=ctx.site(role=AGGREGATOR, agent=AGGREGATOR, stage="aggregate", round_no=round_no),
-        )
-        update.update(cost=reply.cost, errors=reply.errors)
-        if parsed is None:
-            answers, explanation = None, "The aggregator's answer could not be read (see errors)."
-        else:
-            answers, explanation = clean_answers(parsed.answers), parsed.explanation.strip()
+        answers, explanation = clean_answers(parsed.answers), parsed.explanation.strip()
     turn = AgentTurn(
         round=round_no,
         agent=AGGREGATOR,

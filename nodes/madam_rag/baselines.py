@@ -107,7 +107,9 @@ async def initial_answer(state: ReflectState, runtime: Runtime[MadamContext]) ->
 def _previous(state: ReflectState, max_chars: int) -> dict[str, str]:
     answers = state.get("last_answers")
     return {
-        "answers": "(unreadable)" if answers is None else ("; ".join(answers) or "(none)"),
+        "answers": "(unreadable)"
+        if answers is None
+        else (sanitize("; ".join(answers), max_chars) or "(none)"),
         "explanation": sanitize(state.get("last_explanation", ""), max_chars),
     }
 

@@ -2,52 +2,39 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from nodes.context import Context
+from nodes.context import Context, setting
 
 
 @dataclass(kw_only=True)
 class MadamContext(Context):
     """MADAM-RAG settings (defaults follow the paper: T = 3, one agent per document)."""
 
-    top_k: int = field(
-        default=5,
-        metadata={
-            "description": "Documents retrieved when the caller gives none (one agent each)."
-        },
+    top_k: int = setting(
+        5, "Documents retrieved when the caller gives none (one agent each).", 1, 100
     )
-    max_documents: int = field(
-        default=20,
-        metadata={
-            "description": "Most documents (and so agents) per question; extra ones are "
-            "dropped and the drop is recorded in errors."
-        },
+    max_documents: int = setting(
+        20,
+        "Most documents (and so agents) per question; extra ones are dropped and the drop is "
+        "recorded in errors.",
+        1,
+        100,
     )
-    max_concurrency: int = field(
-        default=4,
-        metadata={
-            "description": "Most document agents calling the model at once within one run "
-            "(an asyncio.Semaphore per run)."
-        },
+    max_concurrency: int = setting(
+        4,
+        "Most document agents calling the model at once within one run (an asyncio.Semaphore "
+        "per run).",
+        1,
+        64,
     )
-    seed: int = field(
-        default=0,
-        metadata={
-            "description": "Seed of the aggregator's shuffle: round t uses "
-            "random.Random(seed + t), so runs are reproducible."
-        },
+    seed: int = setting(
+        0,
+        "Seed of the aggregator's shuffle: round t uses random.Random(seed + t), so runs are "
+        "reproducible.",
+        0,
+        2**31 - 1,
     )
-    reflection_rounds: int = field(
-        default=2,
-        metadata={"description": "Review-and-refine rounds of the self-reflection baseline."},
+    reflection_rounds: int = setting(
+        2, "Review-and-refine rounds of the self-reflection baseline.", 0, 10
     )
-
-    def __post_init__(self) -> None:
-        """Check the MADAM-RAG settings after the shared ones."""
-        super().__post_init__()
-        for name in ("max_documents", "max_concurrency"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.reflection_rounds < 0:
-            raise ValueError(f"reflection_rounds must be >= 0, got {self.reflection_rounds}")

@@ -73,7 +73,7 @@ def agent_prompt(task: AgentTask, max_doc_chars: int) -> str:
         previous = prompts.AGENT_PREVIOUS_UNREADABLE
     else:
         previous = prompts.AGENT_PREVIOUS.format(
-            answers="; ".join(task["previous_answers"]) or "(none)",
+            answers=sanitize("; ".join(task["previous_answers"]), max_doc_chars) or "(none)",
             explanation=sanitize(task["previous_explanation"] or "", max_doc_chars),
         )
     return prompts.AGENT.format(

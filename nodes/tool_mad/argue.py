@@ -38,7 +38,9 @@ def make_argue_node(agent: str, opponent: str) -> Node:
             prompt = first.format(**shared)
         else:
             opponent_turn = turn_of(state.get("transcript", []), opponent, round_no - 1)
-            prompt = later.format(**shared, opponent_answer=answer_or_placeholder(opponent_turn))
+            prompt = later.format(
+                **shared, opponent_answer=answer_or_placeholder(opponent_turn, ctx.max_doc_chars)
+            )
         model = await model_for(ctx, "debater")
         reply = await ask_label(
             model,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from nodes.context import Context, ToolName
+from nodes.context import Context, ToolName, setting
 
 
 @dataclass(kw_only=True)
@@ -30,36 +30,15 @@ class ToolMADContext(Context):
             "off = consensus alone."
         },
     )
-    faithfulness_threshold: float = field(
-        default=0.7, metadata={"description": "Minimum faithfulness for an early stop."}
+    faithfulness_threshold: float = setting(0.7, "Minimum faithfulness for an early stop.", 0, 1)
+    relevance_threshold: float = setting(0.8, "Minimum answer relevance for an early stop.", 0, 1)
+    relevance_strictness: int = setting(
+        3, "Questions generated back from an answer for answer relevance.", 1, 10
     )
-    relevance_threshold: float = field(
-        default=0.8, metadata={"description": "Minimum answer relevance for an early stop."}
+    relevance_temperature: float = setting(
+        0.7,
+        "Sampling temperature of those question calls (above 0, so they are different "
+        "questions; they run concurrently).",
+        0,
+        2,
     )
-    relevance_strictness: int = field(
-        default=3,
-        metadata={"description": "Questions generated back from an answer for answer relevance."},
-    )
-    relevance_temperature: float = field(
-        default=0.7,
-        metadata={
-            "description": "Sampling temperature of those question calls (above 0, so they are "
-            "different questions; they run concurrently)."
-        },
-    )
-
-    def __post_init__(self) -> None:
-        """Check the Tool-MAD settings after the shared ones."""
-        super().__post_init__()
-        for name in ("tool_a", "tool_b"):
-            if getattr(self, name) not in ("rag", "search", "none"):
-                raise ValueError(f"{name} must be rag, search or none, got {getattr(self, name)!r}")
-        for name in ("faithfulness_threshold", "relevance_threshold"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"{name} must be between 0 and 1, got {getattr(self, name)}")
-        if not 1 <= self.relevance_strictness <= 10:
-            raise ValueError(f"relevance_strictness must be 1..10, got {self.relevance_strictness}")
-        if not 0.0 <= self.relevance_temperature <= 2.0:
-            raise ValueError(
-                f"relevance_temperature must be 0..2, got {self.relevance_temperature}"
-            )

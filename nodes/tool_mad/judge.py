@@ -8,7 +8,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from nodes.common import model_for, settings, turn_of
-from nodes.evidence_block import render_evidence
+from nodes.evidence_block import QUERY_CHARS, quote_answer, render_evidence, sanitize
 from nodes.labelled import ask_label
 from nodes.state import Turn
 from nodes.tool_mad.context import ToolMADContext
@@ -46,9 +46,9 @@ def render_history(transcript: list[Turn], max_doc_chars: int) -> str:
     for turn in sorted(transcript, key=lambda t: (t.get("round", 0), t.get("agent", ""))):
         blocks.append(
             f"Round {turn.get('round')}, {turn.get('agent')} ({turn.get('tool')}), "
-            f"query: {turn.get('query') or '(none)'}\n"
+            f"query: {sanitize(turn.get('query') or '(none)', QUERY_CHARS)}\n"
             f"{render_evidence(turn.get('evidence', []), max_doc_chars)}\n"
-            f"Answer: {turn.get('answer') or '(no answer)'}"
+            f"Answer: {quote_answer(turn.get('answer'), 4 * max_doc_chars)}"
         )
     return "\n\n".join(blocks)
 

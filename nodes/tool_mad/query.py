@@ -7,6 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from nodes.common import Node, answer_or_placeholder, model_for, settings, turn_of
+from nodes.evidence_block import QUERY_CHARS, sanitize
 from nodes.labelled import ask_parsed
 from nodes.parse import parse_query
 from nodes.state import Turn
@@ -37,8 +38,8 @@ def make_query_node(agent: str, opponent: str) -> Node:
             prompt = prompts.NEXT_QUERY.format(
                 role=role,
                 claim=claim,
-                previous_query=fallback,
-                opponent_answer=answer_or_placeholder(opponent_turn),
+                previous_query=sanitize(fallback, QUERY_CHARS),
+                opponent_answer=answer_or_placeholder(opponent_turn, ctx.max_doc_chars),
             )
         model = await model_for(ctx, "debater")
         site = ctx.site(role="debater", agent=agent, stage="query", round_no=round_no)

@@ -8,6 +8,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from nodes.common import Node, model_for, settings
+from nodes.evidence_block import sanitize
 from nodes.state import Turn
 from nodes.tool_mad.context import ToolMADContext
 from nodes.tool_mad.state import ToolMADState
@@ -30,11 +31,14 @@ def make_score_node(agent: str) -> Node:
             contexts = (
                 None
                 if turn["tool"] == "none"
-                else [f"{d['title']}\n{d['text']}" for d in turn.get("evidence", [])]
+                else [
+                    sanitize(f"{d['title']}\n{d['text']}", ctx.max_doc_chars)
+                    for d in turn.get("evidence", [])
+                ]
             )
             result = await ragas_scores(
                 claim=state["claim"],
-                answer=str(turn["answer"]),
+                answer=sanitize(str(turn["answer"]), 4 * ctx.max_doc_chars),
                 contexts=contexts,
                 model=model,
                 embeddings=embeddings,
