@@ -49,9 +49,7 @@ async def test_judge_sees_each_rounds_evidence_in_full(scripted, long_tools):
             (ARGUE_MARK, "B.\n**REFUTES**"),
         ]
     )
-    out = await graph.ainvoke(
-        {"claim": CLAIM}, context=ToolMADContext(model=name, max_rounds=2)
-    )
+    out = await graph.ainvoke({"claim": CLAIM}, context=ToolMADContext(model=name, max_rounds=2))
     assert out["stop_reason"] == "round_limit"
     judge_prompt = next(p for p in model.prompts if JUDGE_MARK in p)
     # both debaters' documents of both rounds, each with its last sentence intact
