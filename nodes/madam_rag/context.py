@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from nodes.context import Context
+
+RoundInput = Literal["agents", "aggregator"]
 
 
 @dataclass(kw_only=True)
@@ -25,10 +28,20 @@ class MadamContext(Context):
         },
     )
     max_concurrency: int = field(
-        default=4,
+        default=20,
         metadata={
             "description": "Most document agents calling the model at once within one run "
-            "(an asyncio.Semaphore per run)."
+            "(an asyncio.Semaphore per run); the default lets every agent of a question "
+            "(up to max_documents) run in one wave."
+        },
+    )
+    round_input: RoundInput = field(
+        default="agents",
+        metadata={
+            "description": "What an agent sees from round 2 on besides its document: 'agents' "
+            "= the other agents' answers and explanations of the previous round (official "
+            "code and the paper's appendix prompt, which produced its tables); 'aggregator' "
+            "= the aggregator's previous answers and explanation (the paper's section 4)."
         },
     )
     seed: int = field(
@@ -49,5 +62,7 @@ class MadamContext(Context):
         for name in ("max_documents", "max_concurrency"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.round_input not in ("agents", "aggregator"):
+            raise ValueError(f"round_input must be agents or aggregator, got {self.round_input!r}")
         if self.reflection_rounds < 0:
             raise ValueError(f"reflection_rounds must be >= 0, got {self.reflection_rounds}")
