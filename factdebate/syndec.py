@@ -28,6 +28,7 @@ from factdebate.datasets import ClaimItem
 from graphs.debate_cv import graph
 from nodes.common import model_for
 from nodes.debate_cv.context import DebateCVContext
+from nodes.debate_cv.debate_turn import render_dialogue
 from nodes.debate_cv.moderator import CorrectedJustification, ask_with_retry, render_notes
 from nodes.debate_cv.state import EvidenceClaimInput, ModeratorNote
 from nodes.evidence_block import render_evidence
@@ -104,18 +105,6 @@ def completed_ids(path: Path) -> set[str]:
     return ids
 
 
-def render_debate(transcript: list[Turn]) -> str:
-    """The debaters' arguments, round by round (the moderator's own outputs left out)."""
-    turns = [t for t in transcript if t.get("agent") in ("affirmative", "negative")]
-    if not turns:
-        return "(no arguments)"
-    return "\n\n".join(
-        f'<argument round="{t.get("round")}" side="{t.get("agent")}">\n'
-        f"{t.get('answer') or '(no answer)'}\n</argument>"
-        for t in turns
-    )
-
-
 def training_prompt(
     claim: str, evidence: list[Evidence], transcript: list[Turn], max_doc_chars: int = 2000
 ) -> str:
@@ -126,7 +115,7 @@ def training_prompt(
         evidence=render_evidence(evidence, max_doc_chars),
         criteria=prompts.VERDICT_CRITERIA,
     )
-    return prompts.TRAINING_PROMPT.format(setup=setup, debate=render_debate(transcript))
+    return prompts.TRAINING_PROMPT.format(setup=setup, debate=render_dialogue(transcript))
 
 
 def verdict_response(verdict: str, justification: str) -> str:
@@ -143,7 +132,7 @@ async def correct(
         evidence_rules=prompts.EVIDENCE_RULES,
         claim=record["claim"],
         evidence=render_evidence(record["evidence"], ctx.max_doc_chars),
-        debate=render_debate(record["debate"]),
+        debate=render_dialogue(record["debate"]),
         notes=render_notes(record.get("moderator_notes", [])),
     )
     model = await model_for(ctx, "judge")

@@ -50,6 +50,7 @@ async def model_for(ctx: Context, role: str) -> BaseChatModel:
         temperature=ctx.temperature,
         max_tokens=ctx.max_output_tokens,
         timeout=ctx.call_timeout_s,
+        top_p=ctx.top_p,
     )
 
 

@@ -45,6 +45,13 @@ class Context:
     temperature: float = field(
         default=0.0, metadata={"description": "Sampling temperature for every model call."}
     )
+    top_p: float = field(
+        default=0.0,
+        metadata={
+            "description": "Nucleus-sampling top_p sent with every model call (0 = not sent: "
+            "the provider's default)."
+        },
+    )
     max_output_tokens: int = field(
         default=512, metadata={"description": "Cap on tokens generated per model call."}
     )
@@ -109,6 +116,8 @@ class Context:
                 setattr(self, f.name, _env_default(f.name, str(f.default)))
         if self.max_rounds < 1 or self.top_k < 1:
             raise ValueError("max_rounds and top_k must be at least 1")
+        if not 0.0 <= self.top_p <= 1.0:
+            raise ValueError(f"top_p must be between 0 and 1, got {self.top_p}")
         if not 0 <= self.model_retries <= 10:
             raise ValueError(f"model_retries must be 0..10, got {self.model_retries}")
         if self.search_backend not in ("auto", "tavily", "offline"):

@@ -40,30 +40,21 @@ then bring the documents that back it up most strongly."""
 NEGATIVE_REPLY = """\
 {setup}
 
-Your side: the claim is FALSE. The other debater argued for the claim:
-<argument side="affirmative">
-{opponent}
-</argument>
+The debate so far, oldest argument first:
+{dialogue}
 
-Answer it: bring the documents that count against the claim, and point out where the
-affirmative argument is unsupported, outdated, or reads more into the documents than they
-say."""
+Your side: the claim is FALSE. Answer the affirmative's latest argument, keeping the whole
+debate in view: bring the documents that count against the claim, and point out where the
+affirmative side is unsupported, outdated, or reads more into the documents than they say."""
 
 AFFIRMATIVE_REPLY = """\
 {setup}
 
-Your side: the claim is TRUE. Your previous argument:
-<argument side="affirmative">
-{own}
-</argument>
+The debate so far, oldest argument first:
+{dialogue}
 
-The other debater's reply:
-<argument side="negative">
-{opponent}
-</argument>
-
-Do you accept any of its points? Explain your reasoning, cite the documents that support
-your side, and show where the reply is weak."""
+Your side: the claim is TRUE. Do you accept any of the negative's latest points? Explain your
+reasoning, cite the documents that support your side, and show where its reply is weak."""
 
 MODERATOR_SETUP = """\
 You moderate a fact-checking debate. An affirmative debater defends the claim and a
@@ -84,13 +75,10 @@ MODERATOR_ROUND = """\
 Your notes from earlier rounds:
 {notes}
 
-Round {round_no} has just ended.
-<argument side="affirmative">
-{affirmative}
-</argument>
-<argument side="negative">
-{negative}
-</argument>
+The debate so far, oldest argument first:
+{dialogue}
+
+Round {round_no} has just ended (its arguments are the last two above).
 
 Be brief. Fill in:
 - new_insight: what this round added that earlier rounds had not;
@@ -106,19 +94,16 @@ Be brief. Fill in:
 FINAL_VERDICT = """\
 {setup}
 
-The debate reached its round limit of {max_rounds} rounds. Summary of the debate:
+The debate reached its round limit of {max_rounds} rounds. The whole debate, oldest argument
+first:
+{dialogue}
+
+Your notes per round:
 {summary}
 
-Last round:
-<argument side="affirmative">
-{affirmative}
-</argument>
-<argument side="negative">
-{negative}
-</argument>
-
-Weigh both sides against the documents and decide. Give a step-by-step justification and
-one verdict among SUPPORTS, REFUTES, NOT ENOUGH INFO, CONFLICTING."""
+Sum up the main insights of the whole debate, weigh both sides against the documents and
+decide. Give a step-by-step justification and one verdict among SUPPORTS, REFUTES, NOT
+ENOUGH INFO, CONFLICTING."""
 
 RETRY_NOTE = """\
 

@@ -99,7 +99,7 @@ async def test_continues_to_round_limit_then_final_verdict(scripted):
     assert model.calls_with(MOD) == 3 and model.calls_with(FINAL) == 1
     assert [t["agent"] for t in out["transcript"]].count("affirmative") == 3
     # later rounds: the affirmative answers the negative's last argument
-    replies = [p for p in model.prompts if AFF in p and "The other debater's reply" in p]
+    replies = [p for p in model.prompts if AFF in p and "latest points" in p]
     assert len(replies) == 2 and all("Document [2] says nothing of it." in p for p in replies)
     final_prompt = next(p for p in model.prompts if FINAL in p)
     assert "Round 3: insight: insight" in final_prompt
@@ -233,7 +233,7 @@ async def test_retrieves_when_no_evidence_given(scripted, fake_tools):
 
 async def test_search_tool_for_evidence(scripted, fake_tools):
     name, _ = scripted(rules(decision(False, "SUPPORTS")))
-    out = await run(name, evidence=[], evidence_tool="search")
+    out = await run(name, evidence=None, evidence_tool="search")
     assert fake_tools["search"] == [CLAIM] and out["evidence"][0]["id"] == "web-1"
 
 

@@ -8,7 +8,20 @@ from nodes.context import EvidenceContext
 
 
 @dataclass(kw_only=True)
-class DebateCVContext(EvidenceContext):
+class PaperSampling(EvidenceContext):
+    """DebateCV's sampling for every model (its App. C): temperature 0.7, top_p 1.0."""
+
+    temperature: float = field(
+        default=0.7, metadata={"description": "Sampling temperature for every model call."}
+    )
+    top_p: float = field(
+        default=1.0,
+        metadata={"description": "Nucleus-sampling top_p for every model call (0 = not sent)."},
+    )
+
+
+@dataclass(kw_only=True)
+class DebateCVContext(PaperSampling):
     """DebateCV settings: affirmative vs negative debaters, a moderator (judge model)."""
 
     moderator_retries: int = field(
@@ -24,7 +37,7 @@ class DebateCVContext(EvidenceContext):
 
 
 @dataclass(kw_only=True)
-class RAGCoTContext(EvidenceContext):
+class RAGCoTContext(PaperSampling):
     """RAG-CoT baseline settings: one model, the evidence, step-by-step reasoning, a label."""
 
     labels: int = field(
@@ -43,10 +56,6 @@ class RAGCoTContext(EvidenceContext):
 class MajorityContext(RAGCoTContext):
     """Majority baseline: independent RAG-CoT voters; a tie yields NOT ENOUGH INFO."""
 
-    temperature: float = field(
-        default=0.7,
-        metadata={"description": "Sampling temperature; above 0 so the voters are independent."},
-    )
     voters: int = field(default=3, metadata={"description": "Independent RAG-CoT votes."})
 
     def __post_init__(self) -> None:
