@@ -140,6 +140,48 @@ Documents:
 {evidence}"""
 
 
+VOTING = """\
+Several fact-checkers each checked the claim below on their own, with the same documents,
+and each gave a verdict with its reasoning. Count their verdicts and give the one most of
+them reached. If no verdict has more votes than every other, weigh the reasoning behind the
+tied verdicts and pick the better-founded one. A vote marked "unreadable" gave no clear
+verdict: use its reasoning only to break a tie.
+
+Claim: {claim}
+
+Votes:
+{votes}
+
+{label_instructions}"""
+
+COOP_SETUP = """\
+Two agents work together to check a claim against the documents below: a user, who directs
+the work, and an assistant, who carries it out.
+{evidence_rules}
+
+Claim: {claim}
+
+Documents:
+{evidence}
+
+The conversation so far:
+{conversation}"""
+
+COOP_USER = """\
+{setup}
+
+You are the user. Do not check the claim yourself: give the assistant one instruction at a
+time, each a concrete next step (which part of the claim or which document to examine, what
+to compare, what to settle), written as "Instruction: ...". Once the assistant's latest
+answer settles the claim with a well-founded verdict, reply with only the words TASK DONE."""
+
+COOP_ASSISTANT = """\
+{setup}
+
+You are the assistant. Carry out the user's latest instruction, then give your current
+verdict on the whole claim.
+{label_instructions}"""
+
 TRAINING_PROMPT = """\
 {setup}
 
@@ -152,6 +194,9 @@ SUPPORTS, REFUTES, NOT ENOUGH INFO, CONFLICTING."""
 
 __all__ = [
     "AFFIRMATIVE_OPENING",
+    "COOP_ASSISTANT",
+    "COOP_SETUP",
+    "COOP_USER",
     "AFFIRMATIVE_REPLY",
     "CORRECTOR",
     "DEBATER_SETUP",
@@ -165,4 +210,5 @@ __all__ = [
     "RETRY_NOTE",
     "TRAINING_PROMPT",
     "VERDICT_CRITERIA",
+    "VOTING",
 ]

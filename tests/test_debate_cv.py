@@ -337,7 +337,7 @@ def _voting_model(labels: list[str]) -> Callable[[str], str]:
 async def test_majority_vote(scripted):
     name, model = scripted([(COT, _voting_model(["**REFUTES**", "**SUPPORTS**", "**REFUTES**"]))])
     out = await majority_graph.ainvoke(
-        {"claim": CLAIM, "evidence": EVIDENCE}, context=MajorityContext(model=name)
+        {"claim": CLAIM, "evidence": EVIDENCE}, context=MajorityContext(model=name, voting="count")
     )
     assert (out["verdict"], out["stop_reason"]) == ("REFUTES", "majority")
     assert len(model.prompts) == 3 and len(out["transcript"]) == 3
@@ -348,7 +348,7 @@ async def test_majority_vote(scripted):
 async def test_majority_tie_gives_not_enough_info(scripted):
     name, _ = scripted([(COT, _voting_model(["**REFUTES**", "**SUPPORTS**", "**CONFLICTING**"]))])
     out = await majority_graph.ainvoke(
-        {"claim": CLAIM, "evidence": EVIDENCE}, context=MajorityContext(model=name)
+        {"claim": CLAIM, "evidence": EVIDENCE}, context=MajorityContext(model=name, voting="count")
     )
     assert (out["verdict"], out["stop_reason"]) == ("NOT ENOUGH INFO", "majority_tie")
     assert "tie" in out["justification"]
@@ -357,7 +357,7 @@ async def test_majority_tie_gives_not_enough_info(scripted):
 async def test_majority_unparsed_votes_do_not_count(scripted):
     name, _ = scripted([(COT, _voting_model(["no label", "**SUPPORTS**", "no label"]))])
     out = await majority_graph.ainvoke(
-        {"claim": CLAIM, "evidence": EVIDENCE}, context=MajorityContext(model=name)
+        {"claim": CLAIM, "evidence": EVIDENCE}, context=MajorityContext(model=name, voting="count")
     )
     assert (out["verdict"], out["stop_reason"]) == ("SUPPORTS", "majority")
     assert [e["kind"] for e in out["errors"]] == ["parse_error", "parse_error"]

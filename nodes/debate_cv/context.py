@@ -1,8 +1,9 @@
-"""DebateCV settings, and those of its evidence-reading baselines (RAG-CoT, Majority)."""
+"""DebateCV settings, and those of its baselines (RAG-CoT, Majority, Cooperation)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from nodes.context import EvidenceContext
 
@@ -54,12 +55,41 @@ class RAGCoTContext(PaperSampling):
 
 @dataclass(kw_only=True)
 class MajorityContext(RAGCoTContext):
-    """Majority baseline: independent RAG-CoT voters; a tie yields NOT ENOUGH INFO."""
+    """Majority baseline: independent RAG-CoT voters, then a voting step."""
 
     voters: int = field(default=3, metadata={"description": "Independent RAG-CoT votes."})
+    voting: Literal["model", "count"] = field(
+        default="model",
+        metadata={
+            "description": "'model' = a model reads the votes with a voting prompt and gives "
+            "the verdict (the paper's setup); 'count' = the most frequent label, NOT ENOUGH "
+            "INFO on a tie."
+        },
+    )
 
     def __post_init__(self) -> None:
         """Check the number of voters after the shared settings."""
         super().__post_init__()
         if not 1 <= self.voters <= 15:
             raise ValueError(f"voters must be 1..15, got {self.voters}")
+        if self.voting not in ("model", "count"):
+            raise ValueError(f"voting must be model or count, got {self.voting!r}")
+
+
+@dataclass(kw_only=True)
+class CooperationContext(RAGCoTContext):
+    """Cooperation baseline: a CAMEL-style user directs an assistant doing RAG-CoT."""
+
+    max_turns: int = field(
+        default=3,
+        metadata={
+            "description": "Most user-instruction / assistant-answer exchanges; the user may "
+            "end sooner by declaring the task done."
+        },
+    )
+
+    def __post_init__(self) -> None:
+        """Check the exchange limit after the shared settings."""
+        super().__post_init__()
+        if not 1 <= self.max_turns <= 10:
+            raise ValueError(f"max_turns must be 1..10, got {self.max_turns}")
