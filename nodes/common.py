@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Mapping
 from dataclasses import fields
 from typing import Any, Protocol, TypeVar
+from weakref import WeakValueDictionary
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
@@ -103,6 +104,20 @@ def budget_stop(spent: str, *, agent: str, round_no: int) -> dict[str, Any]:
         "justification": f"Stopped before a verdict: {spent}.",
         "errors": [budget_error(spent, agent=agent, round_no=round_no)],
     }
+
+
+# One limiter per run key, alive while any task of that run holds it: runs batched side by
+# side (``abatch``) each get their own cap.
+_SEMAPHORES: WeakValueDictionary[str, asyncio.Semaphore] = WeakValueDictionary()
+
+
+def run_semaphore(run_key: str, limit: int) -> asyncio.Semaphore:
+    """The concurrency limiter of one run (e.g. its parallel agents), made on first use."""
+    sem = _SEMAPHORES.get(run_key)
+    if sem is None:
+        sem = asyncio.Semaphore(limit)
+        _SEMAPHORES[run_key] = sem
+    return sem
 
 
 R = TypeVar("R", bound=str)

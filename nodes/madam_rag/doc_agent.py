@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Literal
-from weakref import WeakValueDictionary
 
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 from pydantic import BaseModel, Field
 
-from nodes.common import model_for, settings
+from nodes.common import model_for, run_semaphore, settings
 from nodes.evidence_block import render_evidence, sanitize
 from nodes.madam_rag.aggregate import agent_turns
 from nodes.madam_rag.context import MadamContext
 from nodes.madam_rag.state import AgentTask, AgentTurn, MadamState
 from prompts import madam_rag as prompts
 from tools.llm import ask_structured
-
-# One semaphore per run, alive while any agent of that run holds it. Agents of a round all
-# run in the same LangGraph step, so the cap ``max_concurrency`` binds exactly them; runs
-# batched side by side (``abatch``) each get their own cap.
-_SEMAPHORES: WeakValueDictionary[str, asyncio.Semaphore] = WeakValueDictionary()
 
 
 class AgentAnswer(BaseModel):
@@ -34,15 +27,6 @@ class AgentAnswer(BaseModel):
 def agent_name(index: int) -> str:
     """Name of the agent that represents document ``index`` (0-based)."""
     return f"agent_{index + 1}"
-
-
-def semaphore_for(run_key: str, limit: int) -> asyncio.Semaphore:
-    """Return the run's concurrency limiter, creating it on first use."""
-    sem = _SEMAPHORES.get(run_key)
-    if sem is None:
-        sem = asyncio.Semaphore(limit)
-        _SEMAPHORES[run_key] = sem
-    return sem
 
 
 def fan_out(state: MadamState, runtime: Runtime[MadamContext]) -> list[Send] | Literal["__end__"]:
@@ -122,7 +106,8 @@ async def doc_agent(task: AgentTask, runtime: Runtime[MadamContext]) -> dict[str
     ctx = settings(runtime, MadamContext)
     model = await model_for(ctx, "debater")
     prompt = agent_prompt(task, ctx.max_doc_chars)
-    async with semaphore_for(task["run_key"], ctx.max_concurrency):
+    # Agents of a round all run in one LangGraph step, so the cap binds exactly them.
+    async with run_semaphore(task["run_key"], ctx.max_concurrency):
         parsed, reply = await ask_structured(
             model,
             prompt,
