@@ -43,11 +43,11 @@ def settings(runtime: Runtime[Any], cls: type[C]) -> C:
     raise TypeError(f"expected {cls.__name__} settings, got {type(ctx).__name__}")
 
 
-async def model_for(ctx: Context, role: str) -> BaseChatModel:
-    """Load (once, off the event loop) the chat model configured for ``role``."""
+async def model_for(ctx: Context, role: str, spec: str = "") -> BaseChatModel:
+    """Load (once, off the event loop) the chat model configured for ``role`` (or ``spec``)."""
     return await asyncio.to_thread(
         resolve_model,
-        ctx.model_for(role),
+        spec or ctx.model_for(role),
         temperature=ctx.temperature,
         max_tokens=ctx.max_output_tokens,
         timeout=ctx.call_timeout_s,

@@ -50,6 +50,15 @@ class JuryInput(TypedDict, total=False):
     question: str
 
 
+class ClaimTask(TypedDict):
+    """What the claim pool receives through ``Send``: one claim and the run it belongs to."""
+
+    claim: str
+    claim_id: int
+    question: str
+    run_key: str
+
+
 class JuryOutput(TypedDict, total=False):
     """What the jury hands back (merged into the answer-level state by reducers)."""
 
@@ -96,8 +105,7 @@ class MADFactState(AnswerInput, MADFactOutput, total=False):
 
     claim_texts: list[str]
     reference_claims: list[list[str]]
-    next_claim: int
-    wave: list[int]
+    run_key: str
     claim_results: Annotated[list[ClaimResult], operator.add]
 
 
