@@ -40,6 +40,7 @@ def check_models(context: Any) -> None:
             temperature=context.temperature,
             max_tokens=context.max_output_tokens,
             timeout=context.call_timeout_s,
+            top_p=context.top_p,
         )
 
 

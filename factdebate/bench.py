@@ -112,7 +112,8 @@ def check_method_fits(method: str, dataset: str) -> None:
 
 
 def _claim(id_: str, claim: str, gold: str, evidence: list[Evidence]) -> BenchItem:
-    return BenchItem(id_, {"claim": claim, "evidence": evidence}, gold)
+    # No shipped evidence -> None (retrieve); an explicit [] would mean "debate without any".
+    return BenchItem(id_, {"claim": claim, "evidence": evidence or None}, gold)
 
 
 def _question(raw: QAItem) -> BenchItem:

@@ -28,9 +28,10 @@ from factdebate.datasets import ClaimItem
 from graphs.debate_cv import graph
 from nodes.common import model_for
 from nodes.debate_cv.context import DebateCVContext
+from nodes.debate_cv.debate_turn import render_dialogue
 from nodes.debate_cv.moderator import CorrectedJustification, ask_with_retry, render_notes
 from nodes.debate_cv.state import EvidenceClaimInput, ModeratorNote
-from nodes.evidence_block import quote_answer, render_evidence
+from nodes.evidence_block import render_evidence
 from nodes.state import Turn
 from prompts import debate_cv as prompts
 from tools.files import write_atomic
@@ -105,18 +106,6 @@ def completed_ids(path: Path) -> set[str]:
     return ids
 
 
-def render_debate(transcript: list[Turn], max_chars: int) -> str:
-    """The debaters' arguments, round by round (the moderator's own outputs left out)."""
-    turns = [t for t in transcript if t.get("agent") in ("affirmative", "negative")]
-    if not turns:
-        return "(no arguments)"
-    return "\n\n".join(
-        f'<argument round="{t.get("round")}" side="{t.get("agent")}">\n'
-        f"{quote_answer(t.get('answer'), max_chars)}\n</argument>"
-        for t in turns
-    )
-
-
 def training_prompt(
     claim: str, evidence: list[Evidence], transcript: list[Turn], max_doc_chars: int = 2000
 ) -> str:
@@ -128,7 +117,7 @@ def training_prompt(
         criteria=prompts.VERDICT_CRITERIA,
     )
     return prompts.TRAINING_PROMPT.format(
-        setup=setup, debate=render_debate(transcript, max_doc_chars)
+        setup=setup, debate=render_dialogue(transcript, max_doc_chars)
     )
 
 
@@ -146,7 +135,7 @@ async def correct(
         evidence_rules=prompts.EVIDENCE_RULES,
         claim=record["claim"],
         evidence=render_evidence(record["evidence"], ctx.max_doc_chars),
-        debate=render_debate(record["debate"], ctx.max_doc_chars),
+        debate=render_dialogue(record["debate"], ctx.max_doc_chars),
         notes=render_notes(record.get("moderator_notes", []), ctx.max_doc_chars),
     )
     model = await model_for(ctx, "judge")

@@ -1,10 +1,11 @@
 """DebateCV: an affirmative and a negative debater argue over one evidence set; a moderator decides.
 
-prepare (clean the claim; use the given evidence or retrieve it once) -> affirmative ->
-negative -> moderator. The moderator stops the debate with a verdict, asks for another round,
-or, once ``max_rounds`` rounds are done, hands over to the final-verdict step, which decides
-from a summary of the whole debate. Moderator output that stays invalid after the bounded
-retry ends the run with ``stop_reason="moderator_unparseable"`` and no verdict.
+prepare (clean the claim; use the given evidence, even an empty list, or retrieve it once)
+-> affirmative -> negative -> moderator. Debaters and moderator each read the whole
+dialogue so far. The moderator stops the debate with a verdict, asks for another round, or,
+once ``max_rounds`` rounds are done, hands over to the final-verdict step, which decides
+from the whole debate and the moderator's notes. Moderator output that stays invalid after
+the bounded retry ends the run with ``stop_reason="moderator_unparseable"`` and no verdict.
 """
 
 from __future__ import annotations

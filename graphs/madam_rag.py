@@ -5,7 +5,8 @@ from the index); ``fan_out`` sends one task per document to ``doc_agent`` (paral
 ``max_concurrency`` model calls at once per run); ``aggregate`` reads the agents' answers in
 seeded random order and lists every correct answer, then either stops (every agent kept its
 answer: ``answers_stable``; or ``max_rounds`` reached: ``round_limit``) or fans out again,
-each agent now also seeing the aggregator's answers and explanation.
+each agent now also seeing what ``round_input`` names: the other agents' previous answers
+(default) or the aggregator's answers and explanation.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
-"""Majority baseline: independent RAG-CoT voters in parallel, then a vote count.
+"""Majority baseline: independent RAG-CoT voters in parallel, then a voting step.
 
-Tie rule: votes without a readable label do not count; the label with the most votes wins;
-when several labels share the top count the verdict is NOT ENOUGH INFO (the voters could not
-settle the claim) with ``stop_reason="majority_tie"``; with no readable vote at all the
-verdict is None (``stop_reason="no_votes"``).
+``voting="model"`` (default, the paper's setup): a model reads every vote (reasoning and
+label; an unreadable one is marked so) with a voting prompt and gives the verdict; its own
+unreadable output leaves the verdict None (``stop_reason="vote_unparseable"``). The tally is
+recorded either way: ``stop_reason`` is ``majority``, ``majority_tie`` (several labels share
+the top count) or ``no_votes``. ``voting="count"``: the label with the most readable votes
+wins, a tie gives NOT ENOUGH INFO, no readable vote gives None.
 """
 
 from __future__ import annotations

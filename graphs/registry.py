@@ -51,7 +51,12 @@ METHODS: dict[str, MethodSpec] = {
     ),
     "debate-cv": MethodSpec("graphs.debate_cv", "DebateCV: pro vs con debaters, moderator decides"),
     "rag-cot": MethodSpec("graphs.rag_cot", "Baseline: RAG-CoT, one model reads the evidence"),
-    "majority": MethodSpec("graphs.majority", "Baseline: 3 independent RAG-CoT votes, majority"),
+    "majority": MethodSpec(
+        "graphs.majority", "Baseline: 3 independent RAG-CoT votes, a model counts them"
+    ),
+    "cooperation": MethodSpec(
+        "graphs.cooperation", "Baseline: CAMEL-style user directs a RAG-CoT assistant"
+    ),
     "madam-rag": MethodSpec(
         "graphs.madam_rag", "MADAM-RAG: one agent per document, aggregator", input_kind="question"
     ),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Mapping
 from typing import Any, Protocol, TypeVar
+from weakref import WeakValueDictionary
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
@@ -38,14 +39,15 @@ def settings(runtime: Runtime[Any], cls: type[C]) -> C:
     raise TypeError(f"expected {cls.__name__} settings, got {type(ctx).__name__}")
 
 
-async def model_for(ctx: Context, role: str) -> BaseChatModel:
-    """Load (once, off the event loop) the chat model configured for ``role``."""
+async def model_for(ctx: Context, role: str, spec: str = "") -> BaseChatModel:
+    """Load (once, off the event loop) the chat model configured for ``role`` (or ``spec``)."""
     return await asyncio.to_thread(
         resolve_model,
-        ctx.model_for(role),
+        spec or ctx.model_for(role),
         temperature=ctx.temperature,
         max_tokens=ctx.max_output_tokens,
         timeout=ctx.call_timeout_s,
+        top_p=ctx.top_p,
     )
 
 
@@ -96,6 +98,20 @@ def budget_stop(spent: str, *, agent: str, round_no: int) -> dict[str, Any]:
         "justification": f"Stopped before a verdict: {spent}.",
         "errors": [budget_error(spent, agent=agent, round_no=round_no)],
     }
+
+
+# One limiter per run key, alive while any task of that run holds it: runs batched side by
+# side (``abatch``) each get their own cap.
+_SEMAPHORES: WeakValueDictionary[str, asyncio.Semaphore] = WeakValueDictionary()
+
+
+def run_semaphore(run_key: str, limit: int) -> asyncio.Semaphore:
+    """The concurrency limiter of one run (e.g. its parallel agents), made on first use."""
+    sem = _SEMAPHORES.get(run_key)
+    if sem is None:
+        sem = asyncio.Semaphore(limit)
+        _SEMAPHORES[run_key] = sem
+    return sem
 
 
 R = TypeVar("R", bound=str)

@@ -141,8 +141,8 @@ class Context:
     )
     clerk_max_output_tokens: int = setting(
         4096,
-        "Output cap of the MAD-Fact clerk and reference writers, tokens (claim lists of long "
-        "answers run to thousands).",
+        "Output cap of the MAD-Fact clerk, reference writers and claim merger, tokens (a "
+        "LongFact-length answer yields 40-80 claims).",
         16,
         32768,
     )
@@ -152,6 +152,12 @@ class Context:
             "description": "Today's date as agents are told it (YYYY-MM-DD), for time-dependent "
             "claims; empty = the real date when the run starts."
         },
+    )
+    top_p: float = setting(
+        0.0,
+        "Nucleus-sampling top_p sent with every model call (0 = not sent: the provider's default).",
+        0,
+        1,
     )
     collection: str = field(
         default="default",
@@ -243,7 +249,7 @@ class Context:
             return self.judge_max_output_tokens
         if role == "scorer":
             return self.scorer_max_output_tokens
-        if role in ("clerk", "expert"):
+        if role in ("clerk", "expert", "merger"):
             return self.clerk_max_output_tokens
         return self.max_output_tokens
 

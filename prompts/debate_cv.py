@@ -40,30 +40,21 @@ then bring the documents that back it up most strongly."""
 NEGATIVE_REPLY = """\
 {setup}
 
-Your side: the claim is FALSE. The other debater argued for the claim:
-<argument side="affirmative">
-{opponent}
-</argument>
+The debate so far, oldest argument first:
+{dialogue}
 
-Answer it: bring the documents that count against the claim, and point out where the
-affirmative argument is unsupported, outdated, or reads more into the documents than they
-say."""
+Your side: the claim is FALSE. Answer the affirmative's latest argument, keeping the whole
+debate in view: bring the documents that count against the claim, and point out where the
+affirmative side is unsupported, outdated, or reads more into the documents than they say."""
 
 AFFIRMATIVE_REPLY = """\
 {setup}
 
-Your side: the claim is TRUE. Your previous argument:
-<argument side="affirmative">
-{own}
-</argument>
+The debate so far, oldest argument first:
+{dialogue}
 
-The other debater's reply:
-<argument side="negative">
-{opponent}
-</argument>
-
-Do you accept any of its points? Explain your reasoning, cite the documents that support
-your side, and show where the reply is weak."""
+Your side: the claim is TRUE. Do you accept any of the negative's latest points? Explain your
+reasoning, cite the documents that support your side, and show where its reply is weak."""
 
 MODERATOR_SETUP = """\
 You moderate a fact-checking debate. An affirmative debater defends the claim and a
@@ -84,13 +75,10 @@ MODERATOR_ROUND = """\
 Your notes from earlier rounds:
 {notes}
 
-Round {round_no} has just ended.
-<argument side="affirmative">
-{affirmative}
-</argument>
-<argument side="negative">
-{negative}
-</argument>
+The debate so far, oldest argument first:
+{dialogue}
+
+Round {round_no} has just ended (its arguments are the last two above).
 
 Be brief. Fill in:
 - new_insight: what this round added that earlier rounds had not;
@@ -106,19 +94,16 @@ Be brief. Fill in:
 FINAL_VERDICT = """\
 {setup}
 
-The debate reached its round limit of {max_rounds} rounds. Summary of the debate:
+The debate reached its round limit of {max_rounds} rounds. The whole debate, oldest argument
+first:
+{dialogue}
+
+Your notes per round:
 {summary}
 
-Last round:
-<argument side="affirmative">
-{affirmative}
-</argument>
-<argument side="negative">
-{negative}
-</argument>
-
-Weigh both sides against the documents and decide. Give a step-by-step justification and
-one verdict among SUPPORTS, REFUTES, NOT ENOUGH INFO, CONFLICTING."""
+Sum up the main insights of the whole debate, weigh both sides against the documents and
+decide. Give a step-by-step justification and one verdict among SUPPORTS, REFUTES, NOT
+ENOUGH INFO, CONFLICTING."""
 
 RETRY_NOTE = """\
 
@@ -155,6 +140,48 @@ Documents:
 {evidence}"""
 
 
+VOTING = """\
+Several fact-checkers each checked the claim below on their own, with the same documents,
+and each gave a verdict with its reasoning. Count their verdicts and give the one most of
+them reached. If no verdict has more votes than every other, weigh the reasoning behind the
+tied verdicts and pick the better-founded one. A vote marked "unreadable" gave no clear
+verdict: use its reasoning only to break a tie.
+
+Claim: {claim}
+
+Votes:
+{votes}
+
+{label_instructions}"""
+
+COOP_SETUP = """\
+Two agents work together to check a claim against the documents below: a user, who directs
+the work, and an assistant, who carries it out.
+{evidence_rules}
+
+Claim: {claim}
+
+Documents:
+{evidence}
+
+The conversation so far:
+{conversation}"""
+
+COOP_USER = """\
+{setup}
+
+You are the user. Do not check the claim yourself: give the assistant one instruction at a
+time, each a concrete next step (which part of the claim or which document to examine, what
+to compare, what to settle), written as "Instruction: ...". Once the assistant's latest
+answer settles the claim with a well-founded verdict, reply with only the words TASK DONE."""
+
+COOP_ASSISTANT = """\
+{setup}
+
+You are the assistant. Carry out the user's latest instruction, then give your current
+verdict on the whole claim.
+{label_instructions}"""
+
 TRAINING_PROMPT = """\
 {setup}
 
@@ -167,6 +194,9 @@ SUPPORTS, REFUTES, NOT ENOUGH INFO, CONFLICTING."""
 
 __all__ = [
     "AFFIRMATIVE_OPENING",
+    "COOP_ASSISTANT",
+    "COOP_SETUP",
+    "COOP_USER",
     "AFFIRMATIVE_REPLY",
     "CORRECTOR",
     "DEBATER_SETUP",
@@ -180,4 +210,5 @@ __all__ = [
     "RETRY_NOTE",
     "TRAINING_PROMPT",
     "VERDICT_CRITERIA",
+    "VOTING",
 ]

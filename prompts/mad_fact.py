@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prompts.common import EVIDENCE_RULES
 
-__all__ = ["EVIDENCE_RULES", "ROLES", "ROLE_NAMES"]
+__all__ = ["EVIDENCE_RULES", "NEUTRAL_PROFILE", "NEUTRAL_ROLE", "ROLES", "ROLE_NAMES"]
 
 # Six juror roles (speaking order = table order). Each ends by nudging the juror to look
 # things up rather than guess, which keeps confident jurors from skipping the evidence.
@@ -45,6 +45,13 @@ ROLES: dict[str, tuple[str, str]] = {
     ),
 }
 ROLE_NAMES: tuple[str, ...] = tuple(ROLES)
+
+# The one profile every juror shares when role play is off (w/o Role-Playing ablation).
+NEUTRAL_ROLE = "juror"
+NEUTRAL_PROFILE = (
+    "Juror",
+    "You weigh the claim carefully and fairly, from the evidence and what you know.",
+)
 
 SEARCH_NUDGE = "When you are not sure, searching beats guessing."
 
@@ -151,3 +158,18 @@ Answer the question below thoroughly and accurately, as an expert would. State f
 plainly; include the key facts a complete answer needs.
 
 Question: {question}"""
+
+MERGE = """\
+You compare factual claims. For each new claim below, find the known claim that states the
+same fact: the same meaning, possibly in other words or another sentence order. A claim that
+changes or adds a detail (another number, date, name, place or scope) does not state the
+same fact. Give 0 when no known claim states the new claim's fact.
+
+Known claims:
+{known}
+
+New claims:
+{new}
+
+Reply with "matches": one number per new claim, in the order of the new claims, each the
+number of the matching known claim or 0."""

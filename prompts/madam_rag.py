@@ -27,23 +27,42 @@ AGENT_PREVIOUS = """
 In the last round an aggregator read the answers of all agents and concluded:
 Answers: {answers}
 Explanation: {explanation}
-The aggregator can be wrong. Keep your answer when your document backs it, even if others
-differ (a name can refer to several people or things); change it only when the summary
-shows your document is mistaken, off topic, or about something else than you thought.
+Take this into account, then answer again from your document.
 """
 
 AGENT_PREVIOUS_UNREADABLE = """
 In the last round the aggregator's conclusion could not be read; answer from your document.
 """
 
+AGENT_OTHERS = """
+In the last round the other agents, each reading its own document, answered:
+{responses}
+Take their answers into account, then answer again from your document.
+"""
+
+OTHER_RESPONSE = "{agent}: answer: {answer}. Explanation: {explanation}"
+
 AGGREGATOR = """\
 You combine the answers of several agents to one question. Each agent read a single,
 different document. The documents can disagree for three reasons: the question may be
 ambiguous (different people or things share the name, so several answers are all right);
-a document may carry a planted false fact; a document may be irrelevant noise. Keep every
-answer that a reliable document backs, drop answers that look fabricated or conflict with
-better-supported ones about the same entity, and ignore "unknown". If nothing is backed,
-return an empty list. {answer_style}
+a document may carry a planted false fact; a document may be irrelevant noise. List every
+correct answer, reasoning step by step over the agents' answers; drop answers that look
+fabricated or conflict with better-supported ones about the same entity, and ignore
+"unknown". If no answer is correct, return an empty list. {answer_style}
+
+A worked example (made up, in another format than your input):
+Question: When was Springfield founded?
+- Agent A says 1636, because its document describes Springfield, Massachusetts, settled
+  in 1636.
+- Agent B says 1821, because its document is about Springfield, Illinois, laid out in
+  1821.
+- Agent C says 1702, because its document claims Springfield, Massachusetts was founded
+  in 1702.
+- Agent D says unknown: its document is about a Springfield street festival.
+Reply: answers ["1636", "1821"]; explanation: A and B describe two different cities
+called Springfield, so both dates are correct. C contradicts A about the same city and
+stands alone, so 1702 is dropped as unreliable. D does not answer the question.
 
 Question: {question}
 

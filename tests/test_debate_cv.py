@@ -99,7 +99,7 @@ async def test_continues_to_round_limit_then_final_verdict(scripted):
     assert model.calls_with(MOD) == 3 and model.calls_with(FINAL) == 1
     assert [t["agent"] for t in out["transcript"]].count("affirmative") == 3
     # later rounds: the affirmative answers the negative's last argument
-    replies = [p for p in model.prompts if AFF in p and "The other debater's reply" in p]
+    replies = [p for p in model.prompts if AFF in p and "latest points" in p]
     assert len(replies) == 2 and all("Document [2] says nothing of it." in p for p in replies)
     final_prompt = next(p for p in model.prompts if FINAL in p)
     assert "Round 3: insight: insight" in final_prompt
@@ -233,7 +233,7 @@ async def test_retrieves_when_no_evidence_given(scripted, fake_tools):
 
 async def test_search_tool_for_evidence(scripted, fake_tools):
     name, _ = scripted(rules(decision(False, "SUPPORTS")))
-    out = await run(name, evidence=[], evidence_tool="search")
+    out = await run(name, evidence=None, evidence_tool="search")
     assert fake_tools["search"] == [CLAIM] and out["evidence"][0]["id"] == "web-1"
 
 
@@ -337,7 +337,7 @@ def _voting_model(labels: list[str]) -> Callable[[str], str]:
 async def test_majority_vote(scripted):
     name, model = scripted([(COT, _voting_model(["**REFUTES**", "**SUPPORTS**", "**REFUTES**"]))])
     out = await majority_graph.ainvoke(
-        {"claim": CLAIM, "evidence": EVIDENCE}, context=MajorityContext(model=name)
+        {"claim": CLAIM, "evidence": EVIDENCE}, context=MajorityContext(model=name, voting="count")
     )
     assert (out["verdict"], out["stop_reason"]) == ("REFUTES", "majority")
     assert len(model.prompts) == 3 and len(out["transcript"]) == 3
@@ -348,7 +348,7 @@ async def test_majority_vote(scripted):
 async def test_majority_tie_gives_not_enough_info(scripted):
     name, _ = scripted([(COT, _voting_model(["**REFUTES**", "**SUPPORTS**", "**CONFLICTING**"]))])
     out = await majority_graph.ainvoke(
-        {"claim": CLAIM, "evidence": EVIDENCE}, context=MajorityContext(model=name)
+        {"claim": CLAIM, "evidence": EVIDENCE}, context=MajorityContext(model=name, voting="count")
     )
     assert (out["verdict"], out["stop_reason"]) == ("NOT ENOUGH INFO", "majority_tie")
     assert "tie" in out["justification"]
@@ -357,7 +357,7 @@ async def test_majority_tie_gives_not_enough_info(scripted):
 async def test_majority_unparsed_votes_do_not_count(scripted):
     name, _ = scripted([(COT, _voting_model(["no label", "**SUPPORTS**", "no label"]))])
     out = await majority_graph.ainvoke(
-        {"claim": CLAIM, "evidence": EVIDENCE}, context=MajorityContext(model=name)
+        {"claim": CLAIM, "evidence": EVIDENCE}, context=MajorityContext(model=name, voting="count")
     )
     assert (out["verdict"], out["stop_reason"]) == ("SUPPORTS", "majority")
     assert [e["kind"] for e in out["errors"]] == ["parse_error", "parse_error"]

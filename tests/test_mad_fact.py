@@ -12,7 +12,6 @@ import pytest
 from factdebate.datasets import AtomicClaimItem
 from factdebate.long_form import aevaluate_checker, ascore_answer
 from graphs.jury import graph as jury_graph
-from graphs.mad_fact import builder as mad_fact_builder
 from graphs.mad_fact import graph
 from graphs.registry import METHODS, load_method
 from graphs.single_verifier import graph as verifier_graph
@@ -148,7 +147,7 @@ def test_context_validation():
 
 
 def test_jury_is_a_real_subgraph_and_registered():
-    assert mad_fact_builder.nodes["jury"].runnable is jury_graph
+    assert dict(graph.get_subgraphs())["jury"] is jury_graph
     drawing = graph.get_graph(xray=True).draw_mermaid()
     for node in ("open_claim", "plan_turn", "search", "speak", "advance", "judge"):
         assert f"jury\\3a{node}" in drawing

@@ -130,7 +130,7 @@ async def test_misinformation_lone_wrong_agent_is_dropped(scripted):
 
 async def test_early_stop_at_round_two_when_answers_repeat(scripted):
     name, model = scripted(jordan_rules())
-    out = await run(name, [NBA, PROF], max_rounds=3)
+    out = await run(name, [NBA, PROF], max_rounds=3, round_input="aggregator")
     assert (out["stop_reason"], out["rounds"]) == ("answers_stable", 2)
     assert model.calls_with(AGENT_MARK) == 4
     assert model.calls_with(AGG_MARK) == 2
@@ -205,7 +205,7 @@ async def test_no_readable_agent_answer_skips_the_aggregator(scripted):
 async def test_unparseable_aggregator_is_recorded_not_guessed(scripted):
     rules = [(AGG_MARK, "Both years look right to me."), *jordan_rules()[1:]]
     name, model = scripted(rules)
-    out = await run(name, [NBA, PROF], max_rounds=2)
+    out = await run(name, [NBA, PROF], max_rounds=2, round_input="aggregator")
     assert out["verdict"] is None
     assert out["answers"] == []
     agg_errors = [e for e in out["errors"] if e["stage"] == "aggregate"]

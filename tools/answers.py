@@ -89,6 +89,49 @@ def answers_match(predicted: str, reference: str) -> bool:
     return 2 * len(short) >= len(long_) and _contains(long_, short)
 
 
+_MONTHS = {
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+}
+_SCALES = {"hundred", "thousand", "million", "billion", "trillion", "percent"}
+
+
+def _key_tokens(tokens: list[str]) -> set[str]:
+    """Tokens that carry a numeric answer: numbers, month names and scale words."""
+    return {t for t in tokens if any(c.isdigit() for c in t) or t in _MONTHS | _SCALES}
+
+
+def answer_includes(output: str, gold: str) -> bool:
+    """Whether the answer ``output`` includes ``gold`` (the paper's strict-EM test).
+
+    True when the two match (:func:`answers_match`); when ``gold`` occurs in ``output`` as
+    whole tokens (``February 17, 1963`` includes ``1963``); or, for a gold answer stating a
+    number, when ``output`` states all of its numbers, month names and scale words in any
+    order, whatever the unit noun (``approximately 3,559 residents`` includes ``3,559
+    people``, ``11 June 1963`` includes ``June 11, 1963``; ``1963`` does not include ``June
+    11, 1963``, and ``2 billion`` does not include ``2 million``).
+    """
+    if answers_match(output, gold):
+        return True
+    o, g = normalize_answer(output).split(), normalize_answer(gold).split()
+    if not o or not g:
+        return False
+    if _contains(o, g):
+        return True
+    keys = _key_tokens(g)
+    return any(c.isdigit() for t in keys for c in t) and keys <= set(o)
+
+
 def clean_answers(answers: Iterable[str]) -> list[str]:
     """Drop empty and ``unknown`` answers and duplicates (by normal form), keeping order."""
     seen: set[str] = set()
@@ -107,22 +150,24 @@ def answer_scores(
 ) -> dict[str, float]:
     """Score one predicted answer list against the gold and the misinformation answers.
 
-    Returns ``exact_match`` (1.0 iff every gold answer is matched and no prediction matches
-    a wrong answer; a wrong answer that also matches a gold answer is not held against the
-    prediction), ``precision`` (share of predictions matching some gold answer; 0.0 for an
-    empty list), ``recall`` (share of gold answers matched) and ``f1``.
+    Strict exact match as MADAM-RAG defines it: 1.0 iff the predictions include every gold
+    answer and none of the wrong (misinformation) answers, "include" as in
+    :func:`answer_includes`; a wrong answer that a gold answer itself includes (wrong
+    ``1963``, gold ``June 11, 1963``) is not held against the prediction. Also returns
+    ``precision`` (share of predictions including some gold answer; 0.0 for an empty list),
+    ``recall`` (share of gold answers included) and ``f1``.
 
     An empty gold list is answered correctly only by an empty (or ``unknown``) prediction.
     """
     preds = clean_answers(predicted)
     golds = clean_answers(gold)
-    wrongs = [w for w in clean_answers(wrong) if not any(answers_match(w, g) for g in golds)]
+    wrongs = [w for w in clean_answers(wrong) if not any(answer_includes(g, w) for g in golds)]
     if not golds:
         ok = float(not preds)
         return {"exact_match": ok, "precision": ok, "recall": ok, "f1": ok}
-    hit_gold = sum(any(answers_match(p, g) for p in preds) for g in golds)
-    good_preds = sum(any(answers_match(p, g) for g in golds) for p in preds)
-    misled = any(answers_match(p, w) for p in preds for w in wrongs)
+    hit_gold = sum(any(answer_includes(p, g) for p in preds) for g in golds)
+    good_preds = sum(any(answer_includes(p, g) for g in golds) for p in preds)
+    misled = any(answer_includes(p, w) for p in preds for w in wrongs)
     precision = good_preds / len(preds) if preds else 0.0
     recall = hit_gold / len(golds)
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0

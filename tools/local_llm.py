@@ -88,11 +88,14 @@ def check_llama_build(model_path: Path) -> None:
         )
 
 
-def load_local_model(temperature: float = 0.0, max_tokens: int = 512) -> LocalChatModel:
-    """Load SmolLM2 once; generation is CPU-only and needs no network."""
+def load_local_model(
+    temperature: float = 0.0, max_tokens: int = 512, top_p: float = 0.95
+) -> LocalChatModel:
+    """Load SmolLM2 once; generation is CPU-only and needs no network (top_p 0.95: llama.cpp's)."""
     path = local_model_path()
     check_llama_build(path)
     model = LocalChatModel(
+        top_p=top_p,
         model_path=str(path),
         n_ctx=8192,
         n_batch=512,

@@ -16,7 +16,7 @@ LOCAL_OUTPUT_CAP = 512
 """The embedded 135M model's output cap, whatever the settings: its useful answers are short,
 and a runaway loop then costs seconds, not minutes."""
 _registered: dict[str, BaseChatModel] = {}
-_cache: dict[tuple[str, float, int, float], BaseChatModel] = {}
+_cache: dict[tuple[str, float, int, float, float], BaseChatModel] = {}
 _lock = threading.Lock()
 
 
@@ -27,7 +27,12 @@ def register_model(name: str, model: BaseChatModel) -> str:
 
 
 def resolve_model(
-    spec: ModelSpec, *, temperature: float = 0.0, max_tokens: int = 512, timeout: float = 300.0
+    spec: ModelSpec,
+    *,
+    temperature: float = 0.0,
+    max_tokens: int = 512,
+    timeout: float = 300.0,
+    top_p: float = 0.0,
 ) -> BaseChatModel:
     """Return the chat model a setting names (loaded once and cached).
 
@@ -35,25 +40,29 @@ def resolve_model(
     ``local`` (SmolLM2-135M through llama.cpp, no network); ``openai-compatible:MODEL@URL``
     for vLLM, a llama.cpp server and similar; any ``provider:model`` string LangChain's
     ``init_chat_model`` knows (``openai:gpt-4o-mini``, ``anthropic:...``, ``ollama:...``).
+    ``top_p`` is sent only when above 0 (0 = the provider's default).
     """
     if isinstance(spec, BaseChatModel):
         return spec
     spec = spec.strip()
     if spec in _registered:
         return _registered[spec]
-    key = (spec, temperature, max_tokens, timeout)
+    key = (spec, temperature, max_tokens, timeout, top_p)
     with _lock:
         if key not in _cache:
-            _cache[key] = _build(spec, temperature, max_tokens, timeout)
+            _cache[key] = _build(spec, temperature, max_tokens, timeout, top_p)
         return _cache[key]
 
 
-def _build(spec: str, temperature: float, max_tokens: int, timeout: float) -> BaseChatModel:
+def _build(
+    spec: str, temperature: float, max_tokens: int, timeout: float, top_p: float
+) -> BaseChatModel:
+    sampling: dict[str, Any] = {"top_p": top_p} if top_p > 0 else {}
     if spec == "local":
         from tools.local_llm import load_local_model
 
         return load_local_model(
-            temperature=temperature, max_tokens=min(max_tokens, LOCAL_OUTPUT_CAP)
+            temperature=temperature, max_tokens=min(max_tokens, LOCAL_OUTPUT_CAP), **sampling
         )
     provider, sep, name = spec.partition(":")
     if not sep or not provider or not name:
@@ -77,10 +86,11 @@ def _build(spec: str, temperature: float, max_tokens: int, timeout: float) -> Ba
             max_completion_tokens=max_tokens,
             timeout=timeout,
             max_retries=0,
+            **sampling,
         )
     from langchain.chat_models import init_chat_model
 
-    kwargs: dict[str, Any] = {"temperature": temperature}
+    kwargs: dict[str, Any] = {"temperature": temperature, **sampling}
     if provider == "ollama":
         kwargs["num_predict"] = max_tokens
     else:

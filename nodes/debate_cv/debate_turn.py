@@ -9,7 +9,7 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from nodes.claims import clean_claim, given_documents
-from nodes.common import Node, answer_or_placeholder, model_for, settings, turn_of
+from nodes.common import Node, answer_or_placeholder, model_for, settings
 from nodes.context import EvidenceContext
 from nodes.debate_cv.context import DebateCVContext
 from nodes.debate_cv.state import DebateCVState
@@ -36,7 +36,7 @@ def make_prepare_node(cls: type[EvidenceContext]) -> Node:
         ctx = settings(runtime, cls)
         claim = clean_claim(state.get("claim"), ctx.max_claim_chars)
         raw = state.get("evidence")
-        if raw:
+        if raw is not None:  # an explicit empty list is the no-evidence condition
             return {"claim": claim, "evidence": given_evidence(raw)}
         docs, errors = await retrieve_or_record(
             ctx, ctx.evidence_tool, claim, agent="retriever", round_no=0
@@ -66,23 +66,28 @@ def debater_setup(claim: str, docs: Sequence[Evidence], max_doc_chars: int) -> s
     )
 
 
+def render_dialogue(transcript: list[Turn], max_chars: int) -> str:
+    """The debaters' arguments so far, in the order they were made (sanitised, capped)."""
+    turns = [t for t in transcript if t.get("agent") in ("affirmative", "negative")]
+    if not turns:
+        return "(no arguments yet)"
+    return "\n\n".join(
+        f'<argument round="{t.get("round")}" side="{t.get("agent")}">\n'
+        f"{answer_or_placeholder(t, max_chars)}\n</argument>"
+        for t in turns
+    )
+
+
 def debater_prompt(
     side: Side, state: DebateCVState, round_no: int, setup: str, max_chars: int
 ) -> str:
-    """Write the prompt of ``side`` in ``round_no``: opening, rebuttal or reply."""
-    transcript = state.get("transcript", [])
+    """Write the prompt of ``side`` in ``round_no``: opening, or a reply to the whole dialogue."""
+    dialogue = render_dialogue(state.get("transcript", []), max_chars)
     if side == "negative":
-        opponent = turn_of(transcript, "affirmative", round_no)
-        return prompts.NEGATIVE_REPLY.format(
-            setup=setup, opponent=answer_or_placeholder(opponent, max_chars)
-        )
+        return prompts.NEGATIVE_REPLY.format(setup=setup, dialogue=dialogue)
     if round_no == 1:
         return prompts.AFFIRMATIVE_OPENING.format(setup=setup)
-    return prompts.AFFIRMATIVE_REPLY.format(
-        setup=setup,
-        own=answer_or_placeholder(turn_of(transcript, "affirmative", round_no - 1), max_chars),
-        opponent=answer_or_placeholder(turn_of(transcript, "negative", round_no - 1), max_chars),
-    )
+    return prompts.AFFIRMATIVE_REPLY.format(setup=setup, dialogue=dialogue)
 
 
 def make_debater_node(side: Side) -> Node:

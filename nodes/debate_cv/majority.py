@@ -1,4 +1,4 @@
-"""Majority baseline: independent RAG-CoT voters, then the vote count under the tie rule."""
+"""Majority baseline: independent RAG-CoT voters, then a voting step (a model, or a count)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,12 @@ from langgraph.types import Send
 
 from nodes.common import model_for, settings
 from nodes.debate_cv.context import MajorityContext
-from nodes.debate_cv.rag_cot import cot_turn
+from nodes.debate_cv.rag_cot import cot_turn, label_set
 from nodes.debate_cv.state import RAGCoTState, VotePayload
+from nodes.evidence_block import sanitize
+from nodes.labelled import ask_label
+from nodes.state import Turn
+from prompts import debate_cv as prompts
 
 TIE_VERDICT = "NOT ENOUGH INFO"
 
@@ -46,21 +50,46 @@ async def vote(state: VotePayload, runtime: Runtime[MajorityContext]) -> dict[st
     return {"votes": [turn], "transcript": [turn], "cost": cost, "errors": errors}
 
 
+def render_votes(votes: list[Turn], max_chars: int) -> str:
+    """Each voter's reasoning and label for the voting prompt (model text: sanitised)."""
+    return "\n\n".join(
+        f'<vote agent="{t.get("agent")}" label="{t.get("label") or "unreadable"}">\n'
+        f"{sanitize(str(t.get('answer') or '(no answer)'), max_chars)}\n</vote>"
+        for t in votes
+    )
+
+
 async def count_votes(state: RAGCoTState, runtime: Runtime[MajorityContext]) -> dict[str, Any]:
-    """Count the votes under the tie rule."""
+    """Record the tally; under ``voting='model'`` a model reads the votes and decides."""
+    ctx = settings(runtime, MajorityContext)
     votes = sorted(state.get("votes", []), key=lambda t: t.get("agent", ""))
     verdict, reason, counts = tally([t.get("label") for t in votes])
+    unread = sum(t.get("label") is None for t in votes)
     shown = ", ".join(f"{label} x{n}" for label, n in sorted(counts.items())) or "none readable"
+    shown += f", unreadable x{unread}" if unread else ""
     note = {
         "majority": "majority",
-        "majority_tie": f"tie, so {TIE_VERDICT}",
-        "no_votes": "no verdict",
+        "majority_tie": "tie" if ctx.voting == "model" else f"tie, so {TIE_VERDICT}",
+        "no_votes": "no readable vote",
     }[reason]
     lines = [f"Votes: {shown} ({note})."]
+    update: dict[str, Any] = {"rounds": 1}
+    if ctx.voting == "model":
+        labels, instructions = label_set(ctx)
+        prompt = prompts.VOTING.format(
+            claim=state["claim"],
+            votes=render_votes(votes, ctx.max_doc_chars),
+            label_instructions=instructions,
+        )
+        model = await model_for(ctx, "judge")
+        reply = await ask_label(
+            model, prompt, ctx.site(role="judge", agent="vote_counter", stage="vote"), labels=labels
+        )
+        verdict = reply.label
+        update.update(cost=reply.cost, errors=reply.errors)
+        if verdict is None:
+            reason = "vote_unparseable"
+        lines.append(f"vote_counter: {reply.text or '(no answer)'}")
     lines += [f"{t.get('agent')}: {t.get('answer', '')}" for t in votes]
-    return {
-        "verdict": verdict,
-        "stop_reason": reason,
-        "rounds": 1,
-        "justification": "\n\n".join(lines),
-    }
+    update.update(verdict=verdict, stop_reason=reason, justification="\n\n".join(lines))
+    return update

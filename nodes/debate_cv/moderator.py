@@ -9,16 +9,9 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from nodes.common import (
-    answer_or_placeholder,
-    budget_stop,
-    model_for,
-    over_budget,
-    route,
-    settings,
-    turn_of,
-)
+from nodes.common import budget_stop, model_for, over_budget, route, settings
 from nodes.debate_cv.context import DebateCVContext
+from nodes.debate_cv.debate_turn import render_dialogue
 from nodes.debate_cv.state import DebateCVState, ModeratorNote
 from nodes.evidence_block import render_evidence, sanitize
 from nodes.state import Turn
@@ -144,15 +137,6 @@ def moderator_setup(state: DebateCVState, ctx: DebateCVContext) -> str:
     )
 
 
-def last_arguments(state: DebateCVState, round_no: int, max_chars: int) -> dict[str, str]:
-    """Both debaters' arguments of ``round_no`` for quoting (sanitised, capped)."""
-    transcript = state.get("transcript", [])
-    return {
-        side: answer_or_placeholder(turn_of(transcript, side, round_no), max_chars)
-        for side in ("affirmative", "negative")
-    }
-
-
 def failure(round_no: int, stage: str, attempts: int, got_text: bool) -> dict[str, Any]:
     """Update for a moderator that gave no valid output: no verdict, an explicit stop reason."""
     reason = "moderator_unparseable" if got_text else "moderator_error"
@@ -212,7 +196,7 @@ async def moderate(state: DebateCVState, runtime: Runtime[DebateCVContext]) -> d
         setup=moderator_setup(state, ctx),
         notes=render_notes(notes, ctx.max_doc_chars),
         round_no=round_no,
-        **last_arguments(state, round_no, ctx.max_doc_chars),
+        dialogue=render_dialogue(state.get("transcript", []), ctx.max_doc_chars),
     )
     parsed, cost, errors, failed = await _ask_moderator(
         ctx, prompt, ModeratorDecision, "moderate", round_no
@@ -249,7 +233,7 @@ async def final_verdict(state: DebateCVState, runtime: Runtime[DebateCVContext])
         setup=moderator_setup(state, ctx),
         max_rounds=ctx.max_rounds,
         summary=render_notes(state.get("moderator_notes", []), ctx.max_doc_chars),
-        **last_arguments(state, round_no, ctx.max_doc_chars),
+        dialogue=render_dialogue(state.get("transcript", []), ctx.max_doc_chars),
     )
     parsed, cost, errors, failed = await _ask_moderator(
         ctx, prompt, FinalVerdict, "final_verdict", round_no

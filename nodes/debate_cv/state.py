@@ -1,4 +1,4 @@
-"""State of DebateCV and its evidence-based baselines (RAG-CoT, Majority)."""
+"""State of DebateCV and its evidence-based baselines (RAG-CoT, Majority, Cooperation)."""
 
 from __future__ import annotations
 
@@ -61,3 +61,10 @@ class VotePayload(TypedDict):
     claim: str
     evidence: list[Evidence]
     voter: int
+
+
+class CooperationState(RAGCoTState, total=False):
+    """Cooperation baseline working state: the exchange counter and the next step."""
+
+    round: int
+    decision: str

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import uuid
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -66,16 +67,73 @@ def keep_checkable(claims: list[str]) -> tuple[list[str], list[str]]:
     return kept, dropped
 
 
+_BREAKS = (re.compile(r"\n\s*\n"), re.compile(r"\n"), re.compile(r"(?<=[.!?])\s+"))
+
+
+def split_parts(text: str, max_chars: int) -> list[str]:
+    """Cut ``text`` into parts of at most ``max_chars``, keeping its order.
+
+    Cuts fall at paragraph ends, else line ends, else sentence ends; a single sentence longer
+    than ``max_chars`` is cut at a space.
+    """
+    if len(text) <= max_chars:
+        return [text]
+    for pattern in _BREAKS:
+        pieces = [p for p in pattern.split(text) if p.strip()]
+        if len(pieces) > 1:
+            break
+    else:
+        cut = text.rfind(" ", 0, max_chars)
+        cut = cut if cut > 0 else max_chars
+        return [text[:cut], *split_parts(text[cut:].lstrip(), max_chars)]
+    parts: list[str] = []
+    current = ""
+    for piece in pieces:
+        if len(piece) > max_chars:
+            if current:
+                parts.append(current)
+                current = ""
+            parts.extend(split_parts(piece, max_chars))
+        elif current and len(current) + 1 + len(piece) > max_chars:
+            parts.append(current)
+            current = piece
+        else:
+            current = f"{current} {piece}" if current else piece
+    if current:
+        parts.append(current)
+    return parts
+
+
 async def decompose(
-    model: BaseChatModel, question: str, text: str, site: CallSite
+    model: BaseChatModel, question: str, text: str, site: CallSite, part_chars: int = 100_000
 ) -> tuple[list[str], list[str], dict[str, RoleCost], list[ErrorRecord]]:
-    """Ask the clerk for the claims of ``text``; a parse failure yields no claims (recorded)."""
-    prompt = prompts.CLERK.format(question=question or "(not given)", answer=text)
-    parsed, reply = await ask_structured(model, prompt, ClaimList, site)
-    if parsed is None:
-        return [], [], reply.cost, list(reply.errors)
-    kept, dropped = keep_checkable(parsed.claims)
-    return kept, dropped, reply.cost, list(reply.errors)
+    """Ask the clerk for the claims of ``text``, part by part when it is long.
+
+    Parts (see ``split_parts``) are decomposed concurrently and their claims joined in the
+    answer's order. A part whose output cannot be read yields no claims (recorded); the other
+    parts still count.
+    """
+    replies = await asyncio.gather(
+        *(
+            ask_structured(
+                model,
+                prompts.CLERK.format(question=question or "(not given)", answer=part),
+                ClaimList,
+                site,
+            )
+            for part in split_parts(text, part_chars)
+        )
+    )
+    claims: list[str] = []
+    cost: dict[str, RoleCost] = {}
+    errors: list[ErrorRecord] = []
+    for parsed, reply in replies:
+        cost = add_costs(cost, reply.cost)
+        errors.extend(reply.errors)
+        if parsed is not None:
+            claims.extend(parsed.claims)
+    kept, dropped = keep_checkable(claims)
+    return kept, dropped, cost, errors
 
 
 async def write_references(state: MADFactState, runtime: Runtime[MADFactContext]) -> dict[str, Any]:
@@ -106,16 +164,9 @@ async def write_references(state: MADFactState, runtime: Runtime[MADFactContext]
             message="expert references need a question; none was given",
         )
         return {**update, "errors": [error]}
-    from tools.models import resolve_model
 
     async def one(name: str) -> tuple[str | None, Any]:
-        model = await asyncio.to_thread(
-            resolve_model,
-            name,
-            temperature=ctx.temperature,
-            max_tokens=ctx.max_output_tokens,
-            timeout=ctx.call_timeout_s,
-        )
+        model = await model_for(ctx, "expert", name)
         reply = await ask(
             model,
             prompts.EXPERT.format(question=question),
@@ -143,7 +194,13 @@ async def clerk(state: MADFactState, runtime: Runtime[MADFactContext]) -> dict[s
     agents = ["clerk", *(f"clerk:reference{i}" for i in range(1, len(texts)))]
     results = await asyncio.gather(
         *(
-            decompose(model, question, text, ctx.site(role="clerk", agent=agent, stage="decompose"))
+            decompose(
+                model,
+                question,
+                text,
+                ctx.site(role="clerk", agent=agent, stage="decompose"),
+                ctx.clerk_part_chars,
+            )
             for text, agent in zip(texts, agents, strict=True)
         )
     )
@@ -179,7 +236,7 @@ async def clerk(state: MADFactState, runtime: Runtime[MADFactContext]) -> dict[s
         "claim_texts": claims,
         "dropped": dropped,
         "reference_claims": [r[0] for r in results[1:]],
-        "next_claim": 0,
+        "run_key": uuid.uuid4().hex,
         "cost": cost,
         "errors": errors,
     }

@@ -109,7 +109,7 @@ async def new_query(
 
 
 def _header(state: JuryState, ctx: MADFactContext, role: str) -> str:
-    title, description = prompts.ROLES[role]
+    title, description = prompts.ROLES.get(role, prompts.NEUTRAL_PROFILE)
     question = state.get("question") or ""
     return prompts.JUROR_HEADER.format(
         role_title=title,
@@ -123,8 +123,15 @@ def _header(state: JuryState, ctx: MADFactContext, role: str) -> str:
     )
 
 
-def _speaker(state: JuryState, ctx: MADFactContext) -> str:
-    return ctx.jury_roles()[state.get("speaker", 0)]
+def _speaker(state: JuryState, ctx: MADFactContext) -> tuple[str, str]:
+    """The juror whose turn it is: its name in the transcript and its role."""
+    index = state.get("speaker", 0)
+    return ctx.juror_names()[index], ctx.jury_roles()[index]
+
+
+async def _juror_model(state: JuryState, ctx: MADFactContext) -> BaseChatModel:
+    """The speaking juror's model (its own in a mixed-model jury)."""
+    return await model_for(ctx, "debater", ctx.juror_model(state.get("speaker", 0)))
 
 
 async def open_claim(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[str, Any]:
@@ -142,8 +149,8 @@ async def open_claim(state: JuryState, runtime: Runtime[MADFactContext]) -> dict
 async def plan_turn(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[str, Any]:
     """Pick the juror's strategy; a conditional turn asks for its confidence first."""
     ctx = settings(runtime, MADFactContext)
-    round_no, role = state["round"], _speaker(state, ctx)
-    strategy = strategy_for(ctx.debate_rule, round_no)
+    round_no, (name, role) = state["round"], _speaker(state, ctx)
+    strategy = strategy_for(ctx.debate_rule, round_no) if ctx.search else "direct"
     update: dict[str, Any] = {
         "strategy": strategy,
         "confidence": None,
@@ -152,14 +159,14 @@ async def plan_turn(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[
     }
     if strategy != "conditional":
         return {**update, "decision": "search" if strategy == "search" else "speak"}
-    model = await model_for(ctx, "debater")
+    model = await _juror_model(state, ctx)
     prompt = prompts.CONFIDENCE.format(header=_header(state, ctx, role))
     reply = await ask_parsed(
         model,
         prompt,
         parse_confidence,
         on_failure="searching to be safe",
-        site=ctx.site(role="debater", agent=role, stage="confidence", round_no=round_no),
+        site=ctx.site(role="debater", agent=name, stage="confidence", round_no=round_no),
     )
     confidence, errors = reply.value, reply.errors
     # Unknown confidence counts as low: the juror searches rather than guesses.
@@ -176,27 +183,27 @@ async def plan_turn(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[
 async def search(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[str, Any]:
     """Write a query no juror used before, run it, add the results to the shared knowledge."""
     ctx = settings(runtime, MADFactContext)
-    round_no, role = state["round"], _speaker(state, ctx)
+    round_no, (name, role) = state["round"], _speaker(state, ctx)
     header = _header(state, ctx, role)
     earlier = used_queries(state.get("knowledge", []))
 
     def prompt_for(used: list[str]) -> str:
         return prompts.QUERY.format(header=header, used_queries=render_used(used))
 
-    model = await model_for(ctx, "debater")
+    model = await _juror_model(state, ctx)
     query, cost, errors = await new_query(
         model,
         prompt_for,
         earlier,
-        ctx.site(role="debater", agent=role, stage="query", round_no=round_no),
+        ctx.site(role="debater", agent=name, stage="query", round_no=round_no),
         attempts=ctx.query_attempts,
     )
     if query is None:
         return {"cost": cost, "errors": errors}
     docs, search_errors = await retrieve_or_record(
-        ctx, "search", query, agent=role, round_no=round_no, stage="search"
+        ctx, "search", query, agent=name, round_no=round_no, stage="search"
     )
-    entry = KnowledgeEntry(query=query, agent=role, round=round_no, evidence=docs)
+    entry = KnowledgeEntry(query=query, agent=name, round=round_no, evidence=docs)
     return {
         "turn_query": query,
         "turn_evidence": docs,
@@ -209,7 +216,7 @@ async def search(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[str
 async def speak(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[str, Any]:
     """Let the juror give its TRUE/FALSE opinion; it joins the shared message pool."""
     ctx = settings(runtime, MADFactContext)
-    round_no, role = state["round"], _speaker(state, ctx)
+    round_no, (name, role) = state["round"], _speaker(state, ctx)
     own = state.get("turn_evidence") or []
     prompt = prompts.OPINION.format(
         header=_header(state, ctx, role),
@@ -219,17 +226,17 @@ async def speak(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[str,
         else "(you did not search this turn)",
         round_instructions=round_instructions(round_no, bool(state.get("knowledge"))),
     )
-    model = await model_for(ctx, "debater")
+    model = await _juror_model(state, ctx)
     reply = await ask_parsed(
         model,
         prompt,
         parse_truth,
-        site=ctx.site(role="debater", agent=role, stage="opinion", round_no=round_no),
+        site=ctx.site(role="debater", agent=name, stage="opinion", round_no=round_no),
     )
     label, errors = reply.value, reply.errors
     turn = JuryTurn(
         round=round_no,
-        agent=role,
+        agent=name,
         claim_id=state.get("claim_id", 0),
         strategy=state.get("strategy", ""),
         confidence=state.get("confidence"),
@@ -257,7 +264,7 @@ async def advance(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[st
     agreed = None not in labels and len(set(labels)) == 1
     if ctx.debate_rule == 3 and round_no == 1 and agreed:
         return {"decision": "judge", "stop_reason": "agreement"}
-    if round_no >= ctx.max_rounds:
+    if round_no >= ctx.round_limit():
         return {"decision": "judge", "stop_reason": "round_limit"}
     # The budget bounds the whole answer: what was spent before this jury counts too.
     spent = over_budget(add_costs(state.get("spent_before", {}), state.get("cost", {})), ctx)

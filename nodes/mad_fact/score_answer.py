@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 
 from nodes.common import settings
 from nodes.mad_fact.context import MADFactContext
+from nodes.mad_fact.merge import model_matcher
 from nodes.mad_fact.state import ClaimResult, MADFactState
 from tools.factuality import ClaimMatcher, Embed, factuality_scores
 
@@ -22,8 +23,8 @@ def default_embed(texts: Sequence[str]) -> list[list[float]]:
 
 
 def make_matcher(ctx: MADFactContext, embed: Embed | None = None) -> ClaimMatcher:
-    """Claim equivalence as configured: text equality, or text equality or cosine."""
-    if ctx.merge_method == "text":
+    """Claim equivalence without a model: text equality, or text equality or cosine."""
+    if ctx.merge_method != "embedding":
         return ClaimMatcher(None, ctx.merge_threshold)
     return ClaimMatcher(embed or default_embed, ctx.merge_threshold)
 
@@ -43,7 +44,13 @@ async def score_answer(state: MADFactState, runtime: Runtime[MADFactContext]) ->
     claims = [r.get("claim", "") for r in results]
     verdicts = [verdict_of(r.get("verdict")) for r in results]
     reference_claims = state.get("reference_claims") or []
-    matcher = make_matcher(ctx)
+    update: dict[str, Any] = {}
+    matcher: ClaimMatcher
+    if ctx.merge_method == "model" and reference_claims:
+        matcher, cost, errors = await model_matcher(ctx, reference_claims, claims)
+        update.update(cost=cost, errors=errors)
+    else:
+        matcher = make_matcher(ctx)
     # Embedding (and loading the embedding model) blocks: keep it off the event loop.
     scores, golden = await asyncio.to_thread(
         factuality_scores, claims, verdicts, reference_claims, matcher, ctx.gamma
@@ -74,6 +81,7 @@ async def score_answer(state: MADFactState, runtime: Runtime[MADFactContext]) ->
             )
         summary += "."
     return {
+        **update,
         "claims": results,
         "scores": scores,
         "golden": [g.as_dict() for g in golden],

@@ -51,6 +51,16 @@ class JuryInput(TypedDict, total=False):
     spent_before: dict[str, RoleCost]  # the whole answer's spending when this jury was sent
 
 
+class ClaimTask(TypedDict):
+    """What the claim pool receives through ``Send``: one claim and the run it belongs to."""
+
+    claim: str
+    claim_id: int
+    question: str
+    run_key: str
+    spent_before: dict[str, RoleCost]  # the answer's spending (clerk, references) at dispatch
+
+
 class JuryOutput(TypedDict, total=False):
     """What the jury hands back (merged into the answer-level state by reducers)."""
 
@@ -97,8 +107,7 @@ class MADFactState(AnswerInput, MADFactOutput, total=False):
 
     claim_texts: list[str]
     reference_claims: list[list[str]]
-    next_claim: int
-    wave: list[int]
+    run_key: str
     claim_results: Annotated[list[ClaimResult], operator.add]
 
 

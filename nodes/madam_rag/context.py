@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
 from nodes.context import Context, setting
+
+RoundInput = Literal["agents", "aggregator"]
 
 
 @dataclass(kw_only=True)
@@ -22,11 +25,21 @@ class MadamContext(Context):
         100,
     )
     max_concurrency: int = setting(
-        4,
+        20,
         "Most document agents calling the model at once within one run (an asyncio.Semaphore "
-        "per run).",
+        "per run); the default lets every agent of a question (up to max_documents) run in one "
+        "wave.",
         1,
         64,
+    )
+    round_input: RoundInput = field(
+        default="agents",
+        metadata={
+            "description": "What an agent sees from round 2 on besides its document: 'agents' "
+            "= the other agents' answers and explanations of the previous round (official "
+            "code and the paper's appendix prompt, which produced its tables); 'aggregator' "
+            "= the aggregator's previous answers and explanation (the paper's section 4)."
+        },
     )
     seed: int = setting(
         0,

@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Literal
-from weakref import WeakValueDictionary
 
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 from pydantic import BaseModel, Field
 
-from nodes.common import model_for, settings
+from nodes.common import model_for, run_semaphore, settings
 from nodes.evidence_block import render_evidence, sanitize
+from nodes.madam_rag.aggregate import agent_turns
 from nodes.madam_rag.context import MadamContext
 from nodes.madam_rag.state import AgentTask, AgentTurn, MadamState
 from prompts import madam_rag as prompts
 from tools.llm import ask_structured
-
-# One semaphore per run, alive while any agent of that run holds it. Agents of a round all
-# run in the same LangGraph step, so the cap ``max_concurrency`` binds exactly them; runs
-# batched side by side (``abatch``) each get their own cap.
-_SEMAPHORES: WeakValueDictionary[str, asyncio.Semaphore] = WeakValueDictionary()
 
 
 class AgentAnswer(BaseModel):
@@ -35,40 +29,62 @@ def agent_name(index: int) -> str:
     return f"agent_{index + 1}"
 
 
-def semaphore_for(run_key: str, limit: int) -> asyncio.Semaphore:
-    """Return the run's concurrency limiter, creating it on first use."""
-    sem = _SEMAPHORES.get(run_key)
-    if sem is None:
-        sem = asyncio.Semaphore(limit)
-        _SEMAPHORES[run_key] = sem
-    return sem
+def fan_out(state: MadamState, runtime: Runtime[MadamContext]) -> list[Send] | Literal["__end__"]:
+    """Send one task per document for the current round, or end once a stop reason is set.
 
-
-def fan_out(state: MadamState) -> list[Send] | Literal["__end__"]:
-    """Send one task per document for the current round, or end once a stop reason is set."""
+    From round 2 each task carries what ``round_input`` names: the other agents' previous
+    answers, or the aggregator's previous answers and explanation.
+    """
     if state.get("stop_reason") or not state.get("documents"):
         return "__end__"
-    return [
-        Send(
-            "doc_agent",
-            AgentTask(
-                run_key=state["run_key"],
-                agent=agent_name(i),
-                document=doc,
-                question=state["question"],
-                round=state["round"],
-                previous_answers=state.get("last_answers") if state["round"] > 1 else None,
-                previous_explanation=state.get("last_explanation") if state["round"] > 1 else None,
-            ),
+    ctx = settings(runtime, MadamContext)
+    later = state["round"] > 1
+    before = agent_turns(state.get("transcript", []), state["round"] - 1) if later else {}
+    tasks = []
+    for i, doc in enumerate(state["documents"]):
+        name = agent_name(i)
+        task = AgentTask(
+            run_key=state["run_key"],
+            agent=name,
+            document=doc,
+            question=state["question"],
+            round=state["round"],
+            round_input=ctx.round_input,
+            previous_answers=None,
+            previous_explanation=None,
+            other_responses=[],
         )
-        for i, doc in enumerate(state["documents"])
-    ]
+        if later and ctx.round_input == "aggregator":
+            task["previous_answers"] = state.get("last_answers")
+            task["previous_explanation"] = state.get("last_explanation")
+        elif later:
+            task["other_responses"] = [t for a, t in sorted(before.items()) if a != name]
+        tasks.append(Send("doc_agent", task))
+    return tasks
+
+
+def render_others(turns: list[AgentTurn], max_chars: int) -> str:
+    """The other agents' previous answers and explanations (model text: sanitised)."""
+    if not turns:
+        return "(no other agent gave a readable answer)"
+    return "\n".join(
+        prompts.OTHER_RESPONSE.format(
+            agent=t["agent"],
+            answer=sanitize(t.get("answer") or "(unreadable)", 300),
+            explanation=sanitize(t.get("explanation", ""), max_chars),
+        )
+        for t in turns
+    )
 
 
 def agent_prompt(task: AgentTask, max_doc_chars: int) -> str:
-    """Build the agent's prompt: its one document, and from round 2 the aggregator's last word."""
+    """Build the agent's prompt: its one document and, from round 2, the ``round_input``."""
     if task["round"] <= 1:
         previous = ""
+    elif task["round_input"] == "agents":
+        previous = prompts.AGENT_OTHERS.format(
+            responses=render_others(task["other_responses"], max_doc_chars)
+        )
     elif task["previous_answers"] is None:
         previous = prompts.AGENT_PREVIOUS_UNREADABLE
     else:
@@ -90,7 +106,8 @@ async def doc_agent(task: AgentTask, runtime: Runtime[MadamContext]) -> dict[str
     ctx = settings(runtime, MadamContext)
     model = await model_for(ctx, "debater")
     prompt = agent_prompt(task, ctx.max_doc_chars)
-    async with semaphore_for(task["run_key"], ctx.max_concurrency):
+    # Agents of a round all run in one LangGraph step, so the cap binds exactly them.
+    async with run_semaphore(task["run_key"], ctx.max_concurrency):
         parsed, reply = await ask_structured(
             model,
             prompt,

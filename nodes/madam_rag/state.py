@@ -57,6 +57,8 @@ class AgentTask(TypedDict):
     round: int
     previous_answers: list[str] | None
     previous_explanation: str | None
+    round_input: str
+    other_responses: list[AgentTurn]
 
 
 class ReflectState(MadamState, total=False):

@@ -87,7 +87,7 @@ async def judge(state: ToolMADState, runtime: Runtime[ToolMADContext]) -> dict[s
     prompt = prompts.JUDGE.format(
         situation=situation(transcript, state["round"], ctx),
         claim=state["claim"],
-        history=render_history(transcript, max(200, ctx.max_doc_chars // 4)),
+        history=render_history(transcript, ctx.max_doc_chars),
         scores=render_scores(transcript) if ctx.stability_score else "(scores not computed)",
         evidence_rules=prompts.EVIDENCE_RULES,
         label_instructions=prompts.LABEL_INSTRUCTIONS,

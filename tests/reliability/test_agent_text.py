@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from factdebate.api import averify
-from factdebate.syndec import render_debate as syndec_debate
+from nodes.debate_cv.debate_turn import render_dialogue
 from nodes.evidence_block import quote_answer, render_evidence, sanitize
 from tests.conftest import doc
 
@@ -60,7 +60,7 @@ def test_quote_answer_gives_a_placeholder_for_no_text():
 
 def test_synthetic_debate_fences_cannot_be_closed_by_an_argument():
     turns: list[Any] = [{"round": 1, "agent": "affirmative", "answer": HOSTILE}]
-    assert_clean(syndec_debate(turns, 2000))
+    assert_clean(render_dialogue(turns, 2000))
 
 
 def hostile_madam_model(prompt: str) -> str:

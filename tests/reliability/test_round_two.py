@@ -163,18 +163,21 @@ async def test_mad_fact_budget_bounds_the_whole_answer(scripted, fake_tools):
     )
     calls = out["cost"]["total"]["llm_calls"]
     assert calls == len(model.prompts)
-    # one jury round is 12 calls, a whole jury 18: the overshoot is at most one wave's juries
+    # one jury round is 12 calls, a whole jury 18: the overshoot is at most the juries that
+    # were running (claim_concurrency of them) when the budget ran out
     assert calls <= 80 + 4 * 18, calls
     results = {c["claim_id"]: c for c in out["claims"]}
     assert sorted(results) == list(range(30))
-    # wave 2 starts with 73 calls spent: its juries stop after round 1 although each spent 12
-    assert [results[i]["stop_reason"] for i in range(4, 8)] == ["budget_exhausted"] * 4
-    assert [results[i]["rounds"] for i in range(4, 8)] == [1] * 4
-    assert all(results[i]["verdict"] is None and results[i]["rounds"] == 0 for i in range(8, 30))
+    unchecked = [r for r in results.values() if r["rounds"] == 0]
+    assert len(unchecked) >= 20 and all(r["verdict"] is None for r in unchecked)
+    assert all(r["stop_reason"] == "budget_exhausted" for r in unchecked)
+    cut_short = [r for r in results.values() if r["rounds"] == 1]
+    assert cut_short and all(r["stop_reason"] == "budget_exhausted" for r in cut_short)
     assert out["stop_reason"] == "budget_exhausted"
     assert out["verdict"] is None
     budget = [e for e in out["errors"] if e["kind"] == "budget_exhausted"]
-    assert any("22 of 30 claims left unchecked" in e["message"] for e in budget)
+    left = [e for e in budget if "left unchecked" in e["message"]]
+    assert len(left) == len(unchecked)
 
 
 CLI_UNDER_A_MEMORY_LIMIT = """
