@@ -88,9 +88,11 @@ def check_llama_build(model_path: Path) -> None:
         )
 
 
-def load_local_model(temperature: float = 0.0, max_tokens: int = 512) -> LocalChatModel:
-    """Load SmolLM2 once; generation is CPU-only and needs no network."""
-    path = local_model_path()
+def load_local_model(
+    temperature: float = 0.0, max_tokens: int = 512, path: Path | None = None
+) -> LocalChatModel:
+    """Load SmolLM2 (or the GGUF chat model at ``path``) once; CPU-only, no network."""
+    path = path or local_model_path()
     check_llama_build(path)
     model = LocalChatModel(
         model_path=str(path),
