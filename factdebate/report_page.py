@@ -73,6 +73,7 @@ def _claims(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [
         {
             **claim,
+            "split": bool(result.get("split_without_model")),
             "rounds": _rounds(
                 [t for t in transcript if t.get("claim_id") == claim.get("claim_id")]
             ),

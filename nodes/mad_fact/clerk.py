@@ -69,13 +69,51 @@ def keep_checkable(claims: list[str]) -> tuple[list[str], list[str]]:
 async def decompose(
     model: BaseChatModel, question: str, text: str, site: CallSite
 ) -> tuple[list[str], list[str], dict[str, RoleCost], list[ErrorRecord]]:
-    """Ask the clerk for the claims of ``text``; a parse failure yields no claims (recorded)."""
+    """Ask the clerk for the claims of ``text``; unusable output falls back to sentences.
+
+    Output that cannot be read, or that lists no checkable claim, is replaced by the text's
+    checkable sentences when there are any; the parse failure stays recorded and
+    ``split_fallback`` adds a ``split_without_model`` record.
+    """
     prompt = prompts.CLERK.format(question=question or "(not given)", answer=text)
     parsed, reply = await ask_structured(model, prompt, ClaimList, site)
-    if parsed is None:
-        return [], [], reply.cost, list(reply.errors)
-    kept, dropped = keep_checkable(parsed.claims)
-    return kept, dropped, reply.cost, list(reply.errors)
+    kept, dropped = keep_checkable(parsed.claims) if parsed is not None else ([], [])
+    if kept:
+        return kept, dropped, reply.cost, list(reply.errors)
+    reason = "no readable clerk output" if parsed is None else "the clerk listed no claim"
+    split, split_dropped, note = split_fallback(text, site.agent, reason)
+    if parsed is not None and not split:
+        return kept, dropped, reply.cost, list(reply.errors)  # nothing checkable either way
+    return split, split_dropped, reply.cost, [*reply.errors, note]
+
+
+SPLIT_WITHOUT_MODEL = "split_without_model"  # error kind marking claims the clerk did not write
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text`` (pysbd's rule-based English splitter: no model, no data files)."""
+    import pysbd
+
+    segmenter = pysbd.Segmenter(language="en", clean=False)
+    return [" ".join(s.split()) for s in segmenter.segment(text) if s.strip()]
+
+
+def split_fallback(
+    text: str, agent: str, reason: str = "no readable clerk output"
+) -> tuple[list[str], list[str], ErrorRecord]:
+    """Claims for ``text`` when the clerk's output is unusable: its checkable sentences.
+
+    Returns the kept and dropped sentences and a record saying they were split without the
+    model (so the claims are not mistaken for the clerk's atomic claims).
+    """
+    kept, dropped = keep_checkable(split_sentences(text))
+    note = ErrorRecord(
+        agent=agent,
+        stage="decompose",
+        kind=SPLIT_WITHOUT_MODEL,
+        message=f"{reason}: split into {len(kept)} sentence claim(s) without the model",
+    )
+    return kept, dropped, note
 
 
 async def write_references(state: MADFactState, runtime: Runtime[MADFactContext]) -> dict[str, Any]:
@@ -177,6 +215,7 @@ async def clerk(state: MADFactState, runtime: Runtime[MADFactContext]) -> dict[s
         claims = claims[: ctx.max_claims]
     return {
         "claim_texts": claims,
+        "split_without_model": any(e.get("kind") == SPLIT_WITHOUT_MODEL for e in results[0][3]),
         "dropped": dropped,
         "reference_claims": [r[0] for r in results[1:]],
         "next_claim": 0,
