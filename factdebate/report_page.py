@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import os
 import tempfile
 from collections.abc import Mapping
@@ -138,6 +139,14 @@ def render_debate_page(
         environment()
         .get_template("debate.html.j2")
         .render(**page_context(result, text, method, settings))
+    )
+
+
+def inline_frame(page: str, height: int = 640) -> str:
+    """An iframe holding ``page`` (for notebooks: the page's styles stay inside the frame)."""
+    return (
+        f'<iframe srcdoc="{html.escape(page, quote=True)}" sandbox '
+        f'style="width:100%;height:{int(height)}px;border:1px solid #d0d7de"></iframe>'
     )
 
 
