@@ -34,7 +34,11 @@ def notebook_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 # (notebook, what its printed output must show, what its inline debate page must show)
 METHOD_NOTEBOOKS = [
-    ("tool_mad.ipynb", ["SUPPORTS consensus 1"], ["Round 1", "debater_a", "threshold 0.70"]),
+    (
+        "tool_mad.ipynb",
+        ["SUPPORTS consensus 1", "page written: True"],
+        ["Round 1", "debater_a", "threshold 0.70"],
+    ),
     ("madam_rag.ipynb", ["['1963', '1956'] answers_stable 2"], ["document fake", "aggregator"]),
     (
         "debate_cv.ipynb",

@@ -121,13 +121,17 @@ def hostile_tools() -> Any:
     retrieval.override_tool("search", None)
 
 
-async def test_tool_mad_page_in_chromium(tmp_path: Path, scripted, hostile_tools, browser):
+def test_demo_page_in_chromium(tmp_path: Path, scripted, hostile_tools, browser, data_home):
+    """What `make demo` does (verify CLAIM --html PAGE), on a scripted model, in a browser."""
     name, _ = scripted(tm.debate_rules(label_b="REFUTES"))
-    page = tmp_path / "out" / "debate.html"
+    page = tmp_path / "runs" / "demo" / "debate.html"
     claim = f"The Eiffel Tower is in Paris. {HOSTILE}"
-    settings = {"max_rounds": 2, "relevance_strictness": 1}
-    result = await averify(claim, "tool-mad", model=name, html=page, **settings)
-    assert result["verdict"] == "SUPPORTS" and result["stop_reason"] == "round_limit"
+    settings = ["--rounds", "2", "--set", "relevance_strictness=1", "--model", name]
+    shown = runner.invoke(app, ["verify", claim, *settings, "--html", str(page)])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.strip().splitlines()
+    assert lines[-1] == f"debate page: {page.resolve()}"  # the demo ends with the page's path
+    assert "SUPPORTS — stop reason: round_limit, rounds: 2" in shown.output
     dom = browser(page, tmp_path / "tool-mad.png")
     text, tags = visible(dom)
     assert "script" not in tags and "img" not in tags  # hostile markup stayed text
