@@ -36,18 +36,22 @@ err = Console(stderr=True, highlight=False)
 
 
 def _names(kind: str) -> str:
-    """The registered method or dataset names, for help texts."""
-    if kind == "methods":
-        from graphs.registry import METHODS
+    """The registered method names (``verify``: those taking a claim or question), or datasets."""
+    from graphs.registry import METHODS
 
+    if kind == "methods":
         return ", ".join(METHODS)
+    if kind == "verify":
+        return ", ".join(n for n, spec in METHODS.items() if spec.input_kind != "answer")
     from factdebate.datasets import DATASETS
 
     return ", ".join(DATASETS)
 
 
 METHOD_HELP = f"Method: {_names('methods')}."
+VERIFY_METHOD_HELP = f"Method: {_names('verify')} (mad-fact: use score-answer)."
 DATASET_HELP = f"Dataset: {_names('datasets')}."
+MODEL_HELP = "Model for every role: local, hf:OWNER/REPO/FILE.gguf, openai:gpt-4o-mini, ..."
 
 
 def _progress_bar(eta: bool = True) -> Any:
@@ -173,10 +177,8 @@ def _print_result(result: dict[str, Any]) -> None:
 @app.command(epilog='Example: factdebate verify "The Eiffel Tower is in Paris." --html debate.html')
 def verify(
     claim: Annotated[str, typer.Argument(help="The claim to check (or '-' to read stdin).")],
-    method: Annotated[str, typer.Option(help=METHOD_HELP)] = "tool-mad",
-    model: Annotated[
-        str | None, typer.Option(help="Model for every role: local, openai:gpt-4o-mini, ...")
-    ] = None,
+    method: Annotated[str, typer.Option(help=VERIFY_METHOD_HELP)] = "tool-mad",
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
     debater_model: Annotated[str | None, typer.Option(help="Model of the debaters.")] = None,
     judge_model: Annotated[str | None, typer.Option(help="Model of the judge/moderator.")] = None,
     rounds: Annotated[int | None, typer.Option(help="Round limit T.")] = None,
