@@ -558,7 +558,8 @@ def score_answer_command(
     if html is not None:
         from factdebate.report_page import write_debate_page
 
-        shown = {"model": settings.get("model", "local"), **settings}
+        ctx = MADFactContext(**settings)
+        shown = {f.name: getattr(ctx, f.name) for f in fields(ctx)}
         _write_page(lambda: write_debate_page(html, result, answer, "mad-fact", shown), as_json)
     if as_json:
         sys.stdout.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")

@@ -157,6 +157,7 @@ def write_page(path: str | Path, html: str) -> Path:
         ValueError: the folder cannot be created or written.
     """
     target = Path(path).expanduser()
+    tmp: str | None = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
@@ -167,6 +168,8 @@ def write_page(path: str | Path, html: str) -> Path:
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a page is for sharing
         os.replace(tmp, target)
     except OSError as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         raise ValueError(f"cannot write page {target}: {exc.strerror or exc}") from exc
     return target
 

@@ -286,3 +286,30 @@ def test_compare_page_needs_finished_runs(tmp_path: Path):
         render_compare_page([tmp_path])
     bad = runner.invoke(app, ["bench", "--out", str(tmp_path / "r"), "--html", "x.html"])
     assert bad.exit_code == 2 and "--html goes with --compare" in bad.output
+
+
+def test_score_answer_html(tmp_path: Path, scripted, fake_tools, data_home):
+    name, _ = scripted([mf.clerk_rule([mf.CLAIM]), mf.confidence(0.9), mf.opinion("TRUE")])
+    answer = tmp_path / "answer.txt"
+    answer.write_text(mf.ANSWER)
+    page = tmp_path / "claims.html"
+    args = ["score-answer", "--answer-file", str(answer), "--model", name, "--html", str(page)]
+    shown = runner.invoke(app, [*args, "--set", "merge_method=text"])
+    assert shown.exit_code == 0, shown.output
+    assert f"debate page: {page.resolve()}" in shown.output.replace("\n", "")
+    text, _ = visible(page.read_text(encoding="utf-8"))
+    assert f"Claim 1: {mf.CLAIM} jury verdict TRUE" in text and "FACTUAL" in text
+
+
+def test_unwritable_page_is_a_clear_error_and_leaves_nothing(tmp_path: Path):
+    from factdebate.report_page import write_page
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    with pytest.raises(ValueError, match="cannot write page"):
+        write_page(blocker / "page.html", "<p>x</p>")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    written = write_page(folder / "page.html", "<p>x</p>")
+    assert written.read_text() == "<p>x</p>" and [p.name for p in folder.iterdir()] == ["page.html"]
+    assert oct(written.stat().st_mode & 0o777) != oct(0o600)  # readable by others, not private
