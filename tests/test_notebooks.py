@@ -67,11 +67,8 @@ def test_method_notebook_runs_and_shows_its_debate_page(
 
 
 @pytest.mark.slow
-def test_quickstart_notebook_runs(notebook_env: Path):
-    os.environ["FACTDEBATE_MODEL"] = "local"
-    try:
-        text, _ = execute("quickstart.ipynb", REPO)
-    finally:
-        del os.environ["FACTDEBATE_MODEL"]
+def test_quickstart_notebook_runs(notebook_env: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("FACTDEBATE_MODEL", "local")
+    text, _ = execute("quickstart.ipynb", REPO)
     assert "SUPPORTS consensus" in text  # the swapped-in model agrees with itself
     assert "consensus_check" in text
