@@ -3,6 +3,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 CLAIM ?= The Eiffel Tower is located in Paris.
+DEMO_PAGE ?= runs/demo/debate.html
 export HF_HUB_OFFLINE := 1
 export RAGAS_DO_NOT_TRACK := true
 export LANGGRAPH_CLI_NO_ANALYTICS := 1
@@ -25,8 +26,9 @@ $(VENV)/.installed: pyproject.toml constraints.txt Makefile
 	$(VENV)/bin/pip install --quiet -c constraints.txt -e ".[dev]"
 	touch $@
 
+# Ends by printing the path of the debate page it wrote (open it in a browser).
 demo: $(VENV)/.installed
-	$(VENV)/bin/factdebate verify "$(CLAIM)"
+	$(VENV)/bin/factdebate verify "$(CLAIM)" --html "$(DEMO_PAGE)"
 
 test: lint
 	$(PY) -m pytest

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -197,16 +199,57 @@ async def averify(
     *,
     checkpoint: str | None = None,
     thread: str | None = None,
+    html: str | Path | None = None,
     **settings: Any,
 ) -> dict[str, Any]:
-    """Verify ``text`` and return the result contract (see ``astream_verify``)."""
+    """Verify ``text`` and return the result contract (see ``astream_verify``).
+
+    With ``html`` the debate is also written there as one self-contained page
+    (``save_debate_page``).
+    """
+    if html is not None:
+        check_page_path(html)
     result: dict[str, Any] = {}
     async for node, update in astream_verify(
         text, method, documents, checkpoint=checkpoint, thread=thread, **settings
     ):
         if node == "result":
             result = update
+    if html is not None:
+        await asyncio.to_thread(save_debate_page, html, result, text, method, **settings)
     return result
+
+
+def check_page_path(path: str | Path) -> None:
+    """Fail before a run when its page could not be written (a folder, or no folder to write).
+
+    Raises:
+        ValueError: ``path`` is a folder, or its folder cannot be created.
+    """
+    target = Path(path).expanduser()
+    if target.is_dir():
+        raise ValueError(f"--html {path}: is a folder; give a file name such as debate.html")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"--html {path}: cannot create its folder ({exc.strerror})") from exc
+
+
+def save_debate_page(
+    path: str | Path, result: dict[str, Any], text: str, method: str, **settings: Any
+) -> Path:
+    """Write the debate page of ``result`` to ``path`` (atomically) and return the path.
+
+    ``settings`` are the run's (the page shows the model and the score thresholds).
+
+    Raises:
+        ValueError: bad settings, or a path that cannot be written.
+    """
+    from factdebate.report_page import write_debate_page
+
+    context = build_context(method, **settings)
+    shown = {f.name: getattr(context, f.name) for f in fields(context)}
+    return write_debate_page(path, result, " ".join(text.split()), method, shown)
 
 
 def verify(
@@ -216,13 +259,14 @@ def verify(
     *,
     checkpoint: str | None = None,
     thread: str | None = None,
+    html: str | Path | None = None,
     **settings: Any,
 ) -> dict[str, Any]:
     """Synchronous ``averify`` (for scripts and notebooks without a running event loop)."""
-    import asyncio
-
     return asyncio.run(
-        averify(text, method, documents, checkpoint=checkpoint, thread=thread, **settings)
+        averify(
+            text, method, documents, checkpoint=checkpoint, thread=thread, html=html, **settings
+        )
     )
 
 

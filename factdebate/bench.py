@@ -1,9 +1,10 @@
 """Benchmark harness: run a method over a claim or question dataset concurrently and resumably.
 
 Each finished item is appended to ``results.jsonl`` at once (flushed), so an interrupted run
-resumes where it stopped; ``metrics.json``, ``report.md`` and (for labels) ``confusion.png``
-are written at the end. With ``server_url`` every item is sent as a run to a LangGraph server
-instead. Claim datasets are scored as labels; question datasets (RAMDocs) as answer lists.
+resumes where it stopped; ``metrics.json``, ``report.md``, ``report.html`` (with plots) and (for
+labels) ``confusion.png`` are written at the end. With ``server_url`` every item is sent as a
+run to a LangGraph server instead. Claim datasets are scored as labels; question datasets
+(RAMDocs) as answer lists.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from factdebate.api import input_keys
+from factdebate.bench_page import write_bench_page
 from factdebate.bench_report import ANSWERS, FAILED, LABEL_TASK, compare_runs, write_summary
 from factdebate.datasets import (
     CONFLICTING,
@@ -406,7 +408,9 @@ async def arun_bench(
     run["task"] = task
     order = {i.id: n for n, i in enumerate(items)}
     rows.sort(key=lambda r: order[str(r["id"])])
-    return await asyncio.to_thread(write_summary, out_dir, rows, labels, run, task)
+    metrics = await asyncio.to_thread(write_summary, out_dir, rows, labels, run, task)
+    await asyncio.to_thread(write_bench_page, out_dir, metrics, rows)
+    return metrics
 
 
 def _tokens(row: dict[str, Any]) -> int:

@@ -36,6 +36,25 @@ out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
 
+def _names(kind: str) -> str:
+    """The registered method names (``verify``: those taking a claim or question), or datasets."""
+    from graphs.registry import METHODS
+
+    if kind == "methods":
+        return ", ".join(METHODS)
+    if kind == "verify":
+        return ", ".join(n for n, spec in METHODS.items() if spec.input_kind != "answer")
+    from factdebate.datasets import DATASETS
+
+    return ", ".join(DATASETS)
+
+
+METHOD_HELP = f"Method: {_names('methods')}."
+VERIFY_METHOD_HELP = f"Method: {_names('verify')} (mad-fact: use score-answer)."
+DATASET_HELP = f"Dataset: {_names('datasets')}."
+MODEL_HELP = "Model for every role: local, hf:OWNER/REPO/FILE.gguf, openai:gpt-4o-mini, ..."
+
+
 def _progress_bar(eta: bool = True) -> Any:
     """A stderr progress bar: description, bar, done/total and (``eta``) rich's time left."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
@@ -156,15 +175,11 @@ def _print_result(result: dict[str, Any]) -> None:
     )
 
 
-@app.command()
+@app.command(epilog='Example: factdebate verify "The Eiffel Tower is in Paris." --html debate.html')
 def verify(
     claim: Annotated[str, typer.Argument(help="The claim to check (or '-' to read stdin).")],
-    method: Annotated[
-        str, typer.Option(help="Method name (see `factdebate methods`).")
-    ] = "tool-mad",
-    model: Annotated[
-        str | None, typer.Option(help="Model for every role: local, openai:gpt-4o-mini, ...")
-    ] = None,
+    method: Annotated[str, typer.Option(help=VERIFY_METHOD_HELP)] = "tool-mad",
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
     debater_model: Annotated[str | None, typer.Option(help="Model of the debaters.")] = None,
     judge_model: Annotated[str | None, typer.Option(help="Model of the judge/moderator.")] = None,
     rounds: Annotated[int | None, typer.Option(help="Round limit T.")] = None,
@@ -185,14 +200,20 @@ def verify(
         str | None,
         typer.Option(help="Where steps are saved for resuming, e.g. sqlite:runs/checkpoints.db."),
     ] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option(help="Also write the debate as one self-contained HTML page here."),
+    ] = None,
 ) -> None:
     """Verify a claim (or answer a question with MADAM-RAG) and show the debate."""
     from factdebate.api import (
         astream_verify,
         build_context,
         check_models,
+        check_page_path,
         checkpoint_path,
         make_input,
+        save_debate_page,
     )
     from graphs.registry import METHODS, UnknownMethodError, load_method
     from nodes.claims import (
@@ -240,6 +261,8 @@ def verify(
             checkpoint_path(checkpoint)
         if documents is not None:
             check_user_file(documents, MAX_FILE_BYTES, "documents file", folder_ok=True)
+        if html is not None:
+            check_page_path(html)
         docs = load_documents(documents) if documents is not None else None
         for doc in docs or []:
             doc["source"] = "given"
@@ -293,6 +316,17 @@ def verify(
         sys.stdout.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
     else:
         _print_result(result)
+    if html is not None:
+        _write_page(lambda: save_debate_page(html, result, claim, method, **settings), as_json)
+
+
+def _write_page(write: Callable[[], Path], quiet: bool = False, what: str = "debate page") -> None:
+    """Write a report page and print its path (on stderr when ``quiet``: --json stays clean)."""
+    try:
+        path = write()
+    except ValueError as exc:
+        fail(str(exc))
+    (err if quiet else out).print(f"{what}: {path.resolve()}", markup=False, soft_wrap=True)
 
 
 def _check_index(context: Any) -> None:
@@ -306,7 +340,7 @@ def _check_index(context: Any) -> None:
         raise IndexMissingError(context.collection)
 
 
-@app.command()
+@app.command(epilog="Example: factdebate index my_docs.jsonl --collection mine")
 def index(
     path: Annotated[Path, typer.Argument(help="JSONL (id, title, text) or a folder of .txt/.md.")],
     collection: Annotated[str, typer.Option(help="Name of the index to (re)build.")] = "default",
@@ -335,7 +369,11 @@ def _index_with_progress(docs: Any, collection: str, milvus_uri: str) -> None:
     out.print(f"indexed {len(docs)} documents as {count} passages into collection {collection!r}")
 
 
-@app.command("index-corpus")
+@app.command(
+    "index-corpus",
+    epilog="Example: factdebate index-corpus pubmedqa (then bench --method tool-mad "
+    "--dataset medqa --set search_backend=openalex)",
+)
 def index_corpus(
     dataset: Annotated[
         str, typer.Argument(help="Dataset whose corpus to index: pubmedqa, medqa, scifact, ...")
@@ -361,13 +399,16 @@ def index_corpus(
     _index_with_progress(docs, collection or collection_name(source), milvus_uri)
 
 
-@app.command()
+@app.command(
+    epilog="Example: factdebate bench --method tool-mad --dataset scifact --limit 20 "
+    "--out runs/tm-scifact (then open runs/tm-scifact/report.html)"
+)
 def bench(
     out_dir: Annotated[
         Path | None, typer.Option("--out", help="Run directory (resumable).")
     ] = None,
-    method: Annotated[str, typer.Option(help="Method to benchmark.")] = "tool-mad",
-    dataset: Annotated[str, typer.Option(help="scifact, fever-mini, averitec, ...")] = "scifact",
+    method: Annotated[str, typer.Option(help=METHOD_HELP)] = "tool-mad",
+    dataset: Annotated[str, typer.Option(help=DATASET_HELP)] = "scifact",
     data_dir: Annotated[Path | None, typer.Option(help="Datasets root folder.")] = None,
     limit: Annotated[int | None, typer.Option(help="Sample this many items.")] = None,
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
@@ -382,6 +423,10 @@ def bench(
     ] = False,
     runs: Annotated[
         list[Path] | None, typer.Argument(help="Run directories for --compare.")
+    ] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option(help="With --compare: also write the runs side by side as an HTML page here."),
     ] = None,
     langsmith_experiment: Annotated[
         str | None,
@@ -403,7 +448,13 @@ def bench(
             print_markdown(compare_runs(list(runs or [])))
         except (FileNotFoundError, ValueError) as exc:
             fail(str(exc))
+        if html is not None:
+            from factdebate.bench_page import write_compare_page
+
+            _write_page(lambda: write_compare_page(html, list(runs or [])), what="comparison page")
         return
+    if html is not None:
+        fail("--html goes with --compare; a run writes RUN_DIR/report.html itself")
     if out_dir is None:
         fail("--out RUN_DIR is required")
     assert out_dir is not None
@@ -450,6 +501,10 @@ def bench(
     for issue in metrics.get("run", {}).get("load_issues") or []:
         err.print(f"skipped malformed record: {issue}", markup=False, soft_wrap=True)
     print_markdown((out_dir / "report.md").read_text(encoding="utf-8"))
+    if (out_dir / "report.html").is_file():
+        out.print(
+            f"report page: {(out_dir / 'report.html').resolve()}", markup=False, soft_wrap=True
+        )
     if langsmith_experiment is not None:
         from factdebate.langsmith_export import push_run
 
@@ -463,7 +518,10 @@ def bench(
         )
 
 
-@app.command("bench-retrieval")
+@app.command(
+    "bench-retrieval",
+    epilog="Example: factdebate bench-retrieval --dataset scifact --out runs/retrieval",
+)
 def bench_retrieval(
     out_dir: Annotated[Path, typer.Option("--out", help="Where to write the results.")],
     dataset: Annotated[str, typer.Option(help="scifact or fever-mini.")] = "scifact",
@@ -498,7 +556,11 @@ def _read_references(path: Path) -> list[str]:
     return [b.strip() for b in blocks.split("\x00") if b.strip()]
 
 
-@app.command("score-answer")
+@app.command(
+    "score-answer",
+    epilog='Example: factdebate score-answer --answer-file answer.txt --question "..." '
+    "--html claims.html",
+)
 def score_answer_command(
     answer_file: Annotated[Path, typer.Option(help="File holding the long answer to check.")],
     question: Annotated[str, typer.Option(help="The question the answer responds to.")] = "",
@@ -512,6 +574,10 @@ def score_answer_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object, nothing else.")
     ] = False,
+    html: Annotated[
+        Path | None,
+        typer.Option(help="Also write the claims and their juries as one HTML page here."),
+    ] = None,
 ) -> None:
     """MAD-Fact: split a long answer into claims, let a jury check each, and score it."""
     from factdebate.long_form import ascore_answer
@@ -529,6 +595,10 @@ def score_answer_command(
         if rule is not None:
             settings["debate_rule"] = rule
         MADFactContext(**settings)
+        if html is not None:
+            from factdebate.api import check_page_path
+
+            check_page_path(html)
     except FileNotFoundError:
         fail(f"no such file: {answer_file}")
     except (InputError, ModelConfigError, ValueError) as exc:
@@ -538,6 +608,12 @@ def score_answer_command(
             f"[dim]checking the answer with MAD-Fact (model {settings.get('model', 'local')})[/dim]"
         )
     result = asyncio.run(ascore_answer(answer, question, refs, **settings))
+    if html is not None:
+        from factdebate.report_page import write_debate_page
+
+        ctx = MADFactContext(**settings)
+        shown = {f.name: getattr(ctx, f.name) for f in fields(ctx)}
+        _write_page(lambda: write_debate_page(html, result, answer, "mad-fact", shown), as_json)
     if as_json:
         sys.stdout.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
         return
@@ -564,7 +640,11 @@ def score_answer_command(
     )
 
 
-@app.command("gen-answers")
+@app.command(
+    "gen-answers",
+    epilog="Example: factdebate gen-answers --dataset longfact --model openai:gpt-4o-mini "
+    "--limit 20 --out answers/gpt-4o-mini",
+)
 def gen_answers(
     out_dir: Annotated[Path, typer.Option("--out", help="Answer folder (resumable).")],
     model: Annotated[str, typer.Option(help="Model writing the answers, e.g. openai:gpt-4o.")],
@@ -617,7 +697,11 @@ def gen_answers(
         raise typer.Exit(1)
 
 
-@app.command("score-answers")
+@app.command(
+    "score-answers",
+    epilog="Example: factdebate score-answers answers/gpt-4o-mini answers/llama --model "
+    "openai:gpt-4o-mini",
+)
 def score_answers(
     answer_dirs: Annotated[list[Path], typer.Argument(help="Folders written by gen-answers.")],
     model: Annotated[str | None, typer.Option(help="Model for every MAD-Fact role.")] = None,
@@ -656,7 +740,10 @@ def score_answers(
     print_markdown(render_factuality(summaries))
 
 
-@app.command()
+@app.command(
+    epilog="Example: factdebate syndec --out data/syndec --dataset averitec --limit 20 "
+    "--model openai:gpt-4o-mini"
+)
 def syndec(
     out_dir: Annotated[Path, typer.Option("--out", help="Output folder (resumable).")],
     dataset: Annotated[str, typer.Option(help="Labelled claim dataset.")] = "averitec",
@@ -709,7 +796,7 @@ def syndec(
         raise typer.Exit(1)
 
 
-@app.command()
+@app.command(epilog="Example: factdebate methods")
 def methods() -> None:
     """List the available methods."""
     from graphs.registry import METHODS

@@ -190,14 +190,48 @@ async def test_clerk_drops_non_checkable_sentences(scripted, fake_tools):
     assert out["errors"] == []
 
 
-async def test_clerk_parse_failure_is_recorded_and_nothing_is_judged(scripted, fake_tools):
-    name, model = scripted([(CLERK, "Here are the claims: Paris, tower.")])
+async def test_clerk_parse_failure_is_recorded_and_sentences_are_judged(scripted, fake_tools):
+    rules = [(CLERK, "Here are the claims: Paris, tower."), confidence(0.9), opinion("TRUE")]
+    name, model = scripted(rules)
     out = await ascore_answer(ANSWER, model=name, merge_method="text")
-    assert out["claims"] == [] and out["verdict"] is None
-    assert out["stop_reason"] == "no_claims"
-    assert [e["kind"] for e in out["errors"]] == ["parse_error"]
+    assert [c["claim"] for c in out["claims"]] == [CLAIM, "It was completed in 1889."]
+    assert out["split_without_model"] is True and out["dropped"] == ["You should visit in spring."]
+    assert [e["kind"] for e in out["errors"]] == ["parse_error", "split_without_model"]
     assert "Paris, tower" in out["errors"][0]["raw"]
-    assert model.calls_with(OPINION) == 0
+    assert "2 sentence claim(s) without the model" in out["errors"][1]["message"]
+    assert out["cost"]["clerk"]["llm_calls"] == 1
+    assert model.calls_with(OPINION) == 2 * 6 and out["verdict"] == "FACTUAL"
+
+
+async def test_unreadable_clerk_on_an_empty_split_gives_no_claims(scripted, fake_tools):
+    name, _ = scripted([(CLERK, "no JSON")])
+    out = await ascore_answer("Maybe. You should go!", model=name, merge_method="text")
+    assert out["claims"] == [] and out["stop_reason"] == "no_claims"
+    assert out["split_without_model"] is True and out["verdict"] is None
+
+
+async def test_clerk_listing_no_claim_falls_back_to_sentences(scripted, fake_tools):
+    name, model = scripted([clerk_rule([]), confidence(0.9), opinion("TRUE")])
+    out = await ascore_answer(ANSWER, model=name, merge_method="text")
+    assert len(out["claims"]) == 2 and out["split_without_model"] is True
+    assert [e["kind"] for e in out["errors"]] == ["split_without_model"]
+    assert out["errors"][0]["message"].startswith("the clerk listed no claim: split into 2")
+    opinions_only = await ascore_answer(
+        "I think so. You should go!", model=scripted([clerk_rule([])])[0], merge_method="text"
+    )
+    assert opinions_only["claims"] == [] and opinions_only["errors"] == []
+    assert opinions_only["split_without_model"] is False
+
+
+def test_split_sentences_keeps_abbreviations_and_decimals():
+    from nodes.mad_fact.clerk import split_sentences
+
+    text = "Dr. Smith moved to Washington D.C. in 1990. He was 1.9 m tall!  Was he?"
+    assert split_sentences(text) == [
+        "Dr. Smith moved to Washington D.C. in 1990.",
+        "He was 1.9 m tall!",
+        "Was he?",
+    ]
 
 
 # ------------------------------------------------------------------ debate rules

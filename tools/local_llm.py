@@ -89,10 +89,16 @@ def check_llama_build(model_path: Path) -> None:
 
 
 def load_local_model(
-    temperature: float = 0.0, max_tokens: int = 512, top_p: float = 0.95
+    temperature: float = 0.0,
+    max_tokens: int = 512,
+    top_p: float = 0.95,
+    path: Path | None = None,
 ) -> LocalChatModel:
-    """Load SmolLM2 once; generation is CPU-only and needs no network (top_p 0.95: llama.cpp's)."""
-    path = local_model_path()
+    """Load SmolLM2 (or the GGUF chat model at ``path``) once; CPU-only, no network.
+
+    top_p 0.95 is llama.cpp's own default.
+    """
+    path = path or local_model_path()
     check_llama_build(path)
     model = LocalChatModel(
         top_p=top_p,

@@ -37,7 +37,9 @@ def resolve_model(
     """Return the chat model a setting names (loaded once and cached).
 
     Accepted forms: a ``BaseChatModel`` object; a name given to ``register_model``;
-    ``local`` (SmolLM2-135M through llama.cpp, no network); ``openai-compatible:MODEL@URL``
+    ``local`` (SmolLM2-135M through llama.cpp, no network); ``hf:OWNER/REPO/FILE.gguf`` (a
+    GGUF chat model from the Hugging Face Hub, downloaded once, run like ``local``);
+    ``openai-compatible:MODEL@URL``
     for vLLM, a llama.cpp server and similar; any ``provider:model`` string LangChain's
     ``init_chat_model`` knows (``openai:gpt-4o-mini``, ``anthropic:...``, ``ollama:...``).
     ``top_p`` is sent only when above 0 (0 = the provider's default).
@@ -64,11 +66,19 @@ def _build(
         return load_local_model(
             temperature=temperature, max_tokens=min(max_tokens, LOCAL_OUTPUT_CAP), **sampling
         )
+    if spec.startswith("hf:"):
+        from tools.hf_gguf import fetch_gguf
+        from tools.local_llm import load_local_model
+
+        path = fetch_gguf(spec)
+        return load_local_model(
+            temperature=temperature, max_tokens=max_tokens, path=path, **sampling
+        )
     provider, sep, name = spec.partition(":")
     if not sep or not provider or not name:
         raise ModelConfigError(
-            f"unknown model {spec!r}: use 'local', 'PROVIDER:MODEL' (e.g. openai:gpt-4o-mini) "
-            "or 'openai-compatible:MODEL@URL'"
+            f"unknown model {spec!r}: use 'local', 'PROVIDER:MODEL' (e.g. openai:gpt-4o-mini), "
+            "'hf:OWNER/REPO/FILE.gguf' or 'openai-compatible:MODEL@URL'"
         )
     if provider == "openai-compatible":
         model_name, at, base_url = name.rpartition("@")

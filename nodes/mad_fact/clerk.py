@@ -110,8 +110,9 @@ async def decompose(
     """Ask the clerk for the claims of ``text``, part by part when it is long.
 
     Parts (see ``split_parts``) are decomposed concurrently and their claims joined in the
-    answer's order. A part whose output cannot be read yields no claims (recorded); the other
-    parts still count.
+    answer's order; a part whose output cannot be read yields no claims (recorded). When no
+    part yields a checkable claim, the text's checkable sentences stand in: the parse
+    failures stay recorded and ``split_fallback`` adds a ``split_without_model`` record.
     """
     replies = await asyncio.gather(
         *(
@@ -133,7 +134,43 @@ async def decompose(
         if parsed is not None:
             claims.extend(parsed.claims)
     kept, dropped = keep_checkable(claims)
-    return kept, dropped, cost, errors
+    if kept:
+        return kept, dropped, cost, errors
+    readable = any(parsed is not None for parsed, _ in replies)
+    reason = "the clerk listed no claim" if readable else "no readable clerk output"
+    split, split_dropped, note = split_fallback(text, site.agent, reason)
+    if readable and not split:
+        return kept, dropped, cost, errors  # nothing checkable either way
+    return split, split_dropped, cost, [*errors, note]
+
+
+SPLIT_WITHOUT_MODEL = "split_without_model"  # error kind marking claims the clerk did not write
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text`` (pysbd's rule-based English splitter: no model, no data files)."""
+    import pysbd
+
+    segmenter = pysbd.Segmenter(language="en", clean=False)
+    return [" ".join(s.split()) for s in segmenter.segment(text) if s.strip()]
+
+
+def split_fallback(
+    text: str, agent: str, reason: str = "no readable clerk output"
+) -> tuple[list[str], list[str], ErrorRecord]:
+    """Claims for ``text`` when the clerk's output is unusable: its checkable sentences.
+
+    Returns the kept and dropped sentences and a record saying they were split without the
+    model (so the claims are not mistaken for the clerk's atomic claims).
+    """
+    kept, dropped = keep_checkable(split_sentences(text))
+    note = ErrorRecord(
+        agent=agent,
+        stage="decompose",
+        kind=SPLIT_WITHOUT_MODEL,
+        message=f"{reason}: split into {len(kept)} sentence claim(s) without the model",
+    )
+    return kept, dropped, note
 
 
 async def write_references(state: MADFactState, runtime: Runtime[MADFactContext]) -> dict[str, Any]:
@@ -234,6 +271,7 @@ async def clerk(state: MADFactState, runtime: Runtime[MADFactContext]) -> dict[s
         claims = claims[: ctx.max_claims]
     return {
         "claim_texts": claims,
+        "split_without_model": any(e.get("kind") == SPLIT_WITHOUT_MODEL for e in results[0][3]),
         "dropped": dropped,
         "reference_claims": [r[0] for r in results[1:]],
         "run_key": uuid.uuid4().hex,

@@ -97,6 +97,7 @@ class MADFactOutput(DebateOutput, total=False):
     """The result contract plus per-claim verdicts and the answer's scores."""
 
     claims: list[ClaimResult]
+    split_without_model: bool  # the clerk's output was unreadable: claims are its sentences
     dropped: list[str]
     scores: dict[str, Any]
     golden: list[dict[str, Any]]

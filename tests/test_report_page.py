@@ -1,0 +1,315 @@
+"""Debate and bench report pages: content per method, escaping, CLI/API hooks, real Chromium."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import tests.test_debate_cv as dcv
+import tests.test_mad_fact as mf
+import tests.test_madam_rag as madam
+import tests.test_tool_mad as tm
+from factdebate.api import averify
+from factdebate.bench_page import render_compare_page
+from factdebate.cli import app
+from factdebate.long_form import ascore_answer
+from factdebate.report_page import render_debate_page, stop_reason_words
+from tests.conftest import doc
+from tests.test_bench import bench, make_data
+from tools import retrieval
+
+HOSTILE = "<script>alert('pwned')</script>"
+HOSTILE_TITLE = '<img src=x onerror="alert(1)">'
+runner = CliRunner()
+
+
+class _Text(HTMLParser):
+    """Visible text of a page (what is not inside <style>/<script>), and the tags seen."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+        self.tags: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self._skip += tag in ("style", "script", "title")
+
+    def handle_endtag(self, tag: str) -> None:
+        self._skip -= tag in ("style", "script", "title")
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self.parts.append(data)
+
+
+def visible(html: str) -> tuple[str, list[str]]:
+    parser = _Text()
+    parser.feed(html)
+    text = " ".join(" ".join(parser.parts).split())
+    return re.sub(r" ([:;,.)])", r"\1", text), parser.tags  # no space before punctuation
+
+
+# ------------------------------------------------------------------ headless Chromium
+
+
+def _chromium() -> str | None:
+    return next((p for n in ("chromium", "chromium-browser") if (p := shutil.which(n))), None)
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Any:
+    """Open a local page in headless Chromium: its DOM after loading, and a screenshot."""
+    exe = _chromium()
+    if exe is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium)")
+    assert exe is not None
+
+    def open_page(page: Path, png: Path) -> str:
+        flags = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ]
+        profile = tmp_path / f"profile-{png.stem}"
+        profile.mkdir()
+        dom = subprocess.run(
+            [
+                exe,
+                *flags,
+                f"--user-data-dir={profile}",
+                "--window-size=1280,2000",
+                "--dump-dom",
+                f"--screenshot={png}",
+                page.resolve().as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        ).stdout
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        return dom
+
+    return open_page
+
+
+# ------------------------------------------------------------------ debate pages
+
+
+@pytest.fixture
+def hostile_tools() -> Any:
+    """Retrieval returning a document whose title and text try to inject markup."""
+    evidence = [doc("rag-1", f"The tower is in Paris. {HOSTILE}", HOSTILE_TITLE)]
+    retrieval.override_tool("rag", lambda q, k: evidence[:k])
+    retrieval.override_tool("search", lambda q, k: [doc("web-1", "Paris has it.", "Paris")][:k])
+    yield
+    retrieval.override_tool("rag", None)
+    retrieval.override_tool("search", None)
+
+
+def test_demo_page_in_chromium(tmp_path: Path, scripted, hostile_tools, browser, data_home):
+    """What `make demo` does (verify CLAIM --html PAGE), on a scripted model, in a browser."""
+    name, _ = scripted(tm.debate_rules(label_b="REFUTES"))
+    page = tmp_path / "runs" / "demo" / "debate.html"
+    claim = f"The Eiffel Tower is in Paris. {HOSTILE}"
+    settings = ["--rounds", "2", "--set", "relevance_strictness=1", "--model", name]
+    shown = runner.invoke(app, ["verify", claim, *settings, "--html", str(page)])
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.strip().splitlines()
+    assert lines[-1] == f"debate page: {page.resolve()}"  # the demo ends with the page's path
+    assert "SUPPORTS — stop reason: round_limit, rounds: 2" in shown.output
+    dom = browser(page, tmp_path / "tool-mad.png")
+    text, tags = visible(dom)
+    assert "script" not in tags and "img" not in tags  # hostile markup stayed text
+    assert HOSTILE in text and HOSTILE_TITLE in text
+    assert re.search(r"SUPPORTS\s+Stopped because the round limit was reached", text)
+    assert "Round 1" in text and "Round 2" in text and "Round 3" not in text
+    assert text.count("debater_a (rag)") == 2 and text.count("debater_b (search)") == 2
+    assert "query Eiffel Tower location" in text and "[rag-1]" in text and "[web-1]" in text
+    assert "faithfulness 1.00 (threshold 0.70: passes" in text
+    assert re.search(r"answer relevance 0\.\d\d \(threshold 0\.80: (passes|below)", text)
+    assert re.search(r"judge 1 \d+ \d+", text) and re.search(r"scorer \d+ \d+ \d+", text)
+    assert "Recorded errors (0)" in text
+
+
+async def test_unscored_turn_shows_not_computed_and_errors_are_listed(tmp_path: Path, scripted):
+    result = {
+        "verdict": None,
+        "stop_reason": "round_limit",
+        "rounds": 1,
+        "transcript": [
+            {
+                "round": 1,
+                "agent": "debater_a",
+                "tool": "rag",
+                "query": "q",
+                "evidence": [],
+                "answer": "junk",
+                "label": None,
+                "faithfulness": None,
+                "answer_relevance": 0.5,
+            }
+        ],
+        "cost": {},
+        "errors": [
+            {"round": 1, "agent": "judge", "stage": "judge", "kind": "parse_error", "raw": "??!"}
+        ],
+    }
+    html = render_debate_page(
+        result, "c", "tool-mad", {"faithfulness_threshold": 0.7, "relevance_threshold": 0.8}
+    )
+    text, _ = visible(html)
+    assert "No verdict" in text and "no readable label" in text
+    assert "faithfulness not computed (threshold 0.70)" in text
+    assert "answer relevance 0.50 (threshold 0.80: below" in text
+    assert "Recorded errors (1)" in text and "parse_error" in text and "??!" in text
+
+
+def test_stop_reasons_in_words():
+    assert stop_reason_words("consensus").startswith("the debaters agreed")
+    assert stop_reason_words("something_new") == "something_new"
+    assert stop_reason_words(None) == "the run did not report why it stopped"
+
+
+async def test_madam_rag_page_shows_agents_per_document_and_aggregator(tmp_path: Path, scripted):
+    name, _ = scripted(madam.jordan_rules(drop=("1998",)))
+    docs = [madam.NBA, madam.PROF, madam.FAKE, madam.GARBLED]
+    page = tmp_path / "madam.html"
+    await averify(madam.QUESTION, "madam-rag", docs, model=name, html=page)
+    text, _ = visible(page.read_text(encoding="utf-8"))
+    assert "1956; 1963" in text and "no agent changed its answer" in text
+    assert "document jordan-nba" in text and "document jordan-fake" in text
+    assert text.count("aggregator: 1956 1963") == 2  # its list in each of the two rounds
+    assert "Kept ['1956', '1963']; dropped ['1998']." in text
+    assert "parse_error" in text and "I believe it is 1963, honestly." in text  # garbled agent
+
+
+async def test_debate_cv_page_shows_moderator_notes_per_round(tmp_path: Path, scripted):
+    name, _ = scripted(dcv.rules(dcv.stop_at(2, "REFUTES")))
+    page = tmp_path / "dcv.html"
+    result = await averify(dcv.CLAIM, "debate-cv", dcv.EVIDENCE, model=name, html=page)
+    assert result["verdict"] == "REFUTES"
+    text, _ = visible(page.read_text(encoding="utf-8"))
+    assert "moderator: go on" in text and "moderator: stop with REFUTES" in text
+    assert text.count("new insight: insight") == 2 and "affirmative" in text
+    assert "the moderator judged the debate settled" in text
+
+
+async def test_mad_fact_page_shows_each_claim_with_its_jury(tmp_path: Path, scripted, fake_tools):
+    name, _ = scripted(
+        [
+            mf.clerk_rule([mf.CLAIM, mf.CLAIM2, "You should visit in spring."]),
+            mf.confidence(0.9),
+            mf.opinion("FALSE", claim=mf.CLAIM2),
+            mf.opinion("TRUE"),
+        ]
+    )
+    result = await ascore_answer(mf.ANSWER, "Tell me.", model=name, merge_method="text")
+    html = render_debate_page(result, mf.ANSWER, "mad-fact", {"model": name})
+    text, _ = visible(html)
+    assert f"Claim 1: {mf.CLAIM} jury verdict TRUE" in text
+    assert f"Claim 2: {mf.CLAIM2} jury verdict FALSE" in text
+    assert "general_public" in text and "critic" in text and "strategy conditional" in text
+    assert "You should visit in spring." in text  # listed as not checked
+    assert "precision" in text
+
+
+# ------------------------------------------------------------------ CLI hooks
+
+
+def test_cli_verify_html_and_bad_path(tmp_path: Path, scripted, data_home):
+    name, _ = scripted(dcv.rules(dcv.stop_at(1, "SUPPORTS")))
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"id": "e1", "title": "T", "text": "The tower is in Paris."}\n')
+    page = tmp_path / "p" / "debate.html"
+    args = ["verify", dcv.CLAIM, "--method", "debate-cv", "--documents", str(docs)]
+    result = runner.invoke(app, [*args, "--model", name, "--html", str(page)])
+    assert result.exit_code == 0, result.output
+    assert f"debate page: {page.resolve()}" in result.output.replace("\n", "")
+    assert "SUPPORTS" in visible(page.read_text(encoding="utf-8"))[0]
+    folder = runner.invoke(app, [*args, "--model", name, "--html", str(tmp_path)])
+    assert folder.exit_code == 2 and "is a folder" in folder.output
+
+
+def test_help_lists_methods_and_datasets_with_examples():
+    for command in ("verify", "bench"):
+        shown = runner.invoke(app, [command, "--help"], env={"COLUMNS": "200"}).output
+        assert "mad-fact" in shown.replace("\n", "") or command == "bench"
+        assert "madam-rag" in shown and "Example:" in shown
+    assert "fever-mini" in runner.invoke(app, ["bench", "--help"], env={"COLUMNS": "200"}).output
+    for command in ("index", "bench-retrieval", "score-answer", "syndec", "methods"):
+        assert "Example:" in runner.invoke(app, [command, "--help"]).output, command
+
+
+# ------------------------------------------------------------------ bench pages
+
+
+def test_bench_page_and_compare_page_in_chromium(tmp_path: Path, scripted, browser):
+    data = make_data(tmp_path / "data", "SSRN")
+    name, _ = scripted([("number 2", f"{HOSTILE}\n**REFUTES**")], default="Yes.\n**SUPPORTS**")
+    bench(tmp_path, data, name)
+    run = tmp_path / "run"
+    dom = browser(run / "report.html", tmp_path / "bench.png")
+    text, tags = visible(dom)
+    assert "cot on fever-mini" in text and "75.0" in text  # 3 of 4 right
+    srcs = re.findall(r'<img[^>]* src="([^"]+)"', dom)
+    assert len(srcs) == 5 and all(s.startswith("data:image/png;base64,") for s in srcs)
+    for title in ("Confusion matrix", "Per-class precision", "Rounds held", "Stop reasons"):
+        assert title in text
+    assert "Latency and cost per item" in text and "debater" in text
+    assert "script" not in tags
+    page = tmp_path / "cmp" / "compare.html"
+    shown = runner.invoke(app, ["bench", "--compare", str(run), str(run), "--html", str(page)])
+    assert shown.exit_code == 0, shown.output
+    dom = browser(page, tmp_path / "compare.png")
+    text, _ = visible(dom)
+    assert "2 runs side by side" in text and text.count("run cot fever-mini 4 75.0") == 2
+    assert len(re.findall(r'<img[^>]* src="data:image/png', dom)) == 4  # 2 bars + 2 matrices
+
+
+def test_compare_page_needs_finished_runs(tmp_path: Path):
+    with pytest.raises(FileNotFoundError, match="no metrics.json"):
+        render_compare_page([tmp_path])
+    bad = runner.invoke(app, ["bench", "--out", str(tmp_path / "r"), "--html", "x.html"])
+    assert bad.exit_code == 2 and "--html goes with --compare" in bad.output
+
+
+def test_score_answer_html(tmp_path: Path, scripted, fake_tools, data_home):
+    name, _ = scripted([mf.clerk_rule([mf.CLAIM]), mf.confidence(0.9), mf.opinion("TRUE")])
+    answer = tmp_path / "answer.txt"
+    answer.write_text(mf.ANSWER)
+    page = tmp_path / "claims.html"
+    args = ["score-answer", "--answer-file", str(answer), "--model", name, "--html", str(page)]
+    shown = runner.invoke(app, [*args, "--set", "merge_method=text"])
+    assert shown.exit_code == 0, shown.output
+    assert f"debate page: {page.resolve()}" in shown.output.replace("\n", "")
+    text, _ = visible(page.read_text(encoding="utf-8"))
+    assert f"Claim 1: {mf.CLAIM} jury verdict TRUE" in text and "FACTUAL" in text
+
+
+def test_unwritable_page_is_a_clear_error_and_leaves_nothing(tmp_path: Path):
+    from factdebate.report_page import write_page
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    with pytest.raises(ValueError, match="cannot write page"):
+        write_page(blocker / "page.html", "<p>x</p>")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    written = write_page(folder / "page.html", "<p>x</p>")
+    assert written.read_text() == "<p>x</p>" and [p.name for p in folder.iterdir()] == ["page.html"]
+    assert oct(written.stat().st_mode & 0o777) != oct(0o600)  # readable by others, not private
