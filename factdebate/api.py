@@ -13,6 +13,7 @@ from graphs.registry import METHODS, load_method
 from nodes.claims import InputError, clean_claim
 from tools.models import register_model, resolve_model
 from tools.records import Evidence
+from tools.secrets import redact_deep
 
 MODEL_FIELDS = ("model", "debater_model", "judge_model", "scorer_model")
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -126,7 +127,7 @@ async def _stream(
         mode, data = chunk
         if mode == "updates":
             for node, update in data.items():
-                yield node, update or {}
+                yield node, redact_deep(update or {})
         else:
             state = data
     yield "result", contract(state)
@@ -244,7 +245,7 @@ def contract(state: dict[str, Any]) -> dict[str, Any]:
     out["cost"] = out["cost"] or {}
     internal = {"claim", "question", "round", "drafts", "decision"}
     out.update({k: v for k, v in state.items() if k not in out and k not in internal})
-    return out
+    return dict(redact_deep(out))
 
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")

@@ -37,6 +37,7 @@ from tools.answers import answer_scores
 from tools.files import write_atomic
 from tools.llm import redact
 from tools.records import Evidence
+from tools.secrets import redact_deep
 
 __all__ = [
     "BenchItem",
@@ -251,6 +252,7 @@ def _prediction(out: dict[str, Any], task: str) -> Any:
 
 
 def _row(item: BenchItem, out: dict[str, Any], latency: float, task: str) -> dict[str, Any]:
+    out = redact_deep(out)  # a reply echoing a key must not reach results.jsonl
     return {
         "id": item.id,
         "gold": item.gold,

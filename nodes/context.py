@@ -43,7 +43,8 @@ def _hints(cls: type) -> dict[str, Any]:
 def _kind(hint: Any) -> str:
     """A word naming what a field of type ``hint`` holds, for error messages."""
     if get_origin(hint) is Literal:
-        return "one of " + ", ".join(repr(a) for a in get_args(hint))
+        *first, last = (str(a) for a in get_args(hint))
+        return f"{', '.join(first)} or {last}" if first else last
     return {bool: "true or false", int: "an integer", float: "a number", str: "a string"}.get(
         hint, "a list of strings"
     )
