@@ -17,6 +17,15 @@ from tools.secrets import redact_deep
 
 MODEL_FIELDS = ("model", "debater_model", "judge_model", "scorer_model")
 SQLITE_HEADER = b"SQLite format 3\x00"
+MAX_CONCURRENCY = 64  # items in flight in one bench or SynDeC run
+
+
+def check_concurrency(concurrency: int) -> None:
+    """Refuse a batch concurrency outside 1..MAX_CONCURRENCY (ValueError, one line)."""
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int):
+        raise ValueError(f"concurrency must be an integer, got {concurrency!r}")
+    if not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise ValueError(f"concurrency must be within 1..{MAX_CONCURRENCY}, got {concurrency}")
 
 
 def _spec(value: Any) -> Any:

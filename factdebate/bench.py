@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from factdebate.api import input_keys
+from factdebate.api import check_concurrency, input_keys
 from factdebate.bench_report import ANSWERS, FAILED, LABEL_TASK, compare_runs, write_summary
 from factdebate.datasets import (
     CONFLICTING,
@@ -323,8 +323,7 @@ async def arun_bench(
     """Async ``run_bench`` (see there)."""
     from graphs.registry import load_method
 
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    check_concurrency(concurrency)
     check_method_fits(method, dataset)
     graph, context_cls = load_method(method)
     task = dataset_task(dataset)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 from dataclasses import fields
 from typing import Any
@@ -105,3 +106,23 @@ def test_cli_set_rejects_a_list_setting_given_as_text(scripted, tmp_path):
     assert result.exit_code == 2, result.output
     assert "setting roles must be a list of strings" in result.output
     assert model.prompts == []
+
+
+@pytest.mark.parametrize("concurrency", [0, 65, 10**6])
+def test_batch_concurrency_is_bounded_for_bench_and_syndec(concurrency, tmp_path):
+    from factdebate.bench import run_bench
+    from factdebate.syndec import run_syndec
+
+    with pytest.raises(ValueError, match="concurrency must be within 1..64"):
+        run_bench(
+            "cot",
+            "fever-mini",
+            tmp_path,
+            data_dir=None,
+            limit=1,
+            seed=0,
+            concurrency=concurrency,
+            context={},
+        )
+    with pytest.raises(ValueError, match="concurrency must be within 1..64"):
+        asyncio.run(run_syndec([], tmp_path / "s", concurrency=concurrency))
