@@ -126,3 +126,11 @@ def test_batch_concurrency_is_bounded_for_bench_and_syndec(concurrency, tmp_path
         )
     with pytest.raises(ValueError, match="concurrency must be within 1..64"):
         asyncio.run(run_syndec([], tmp_path / "s", concurrency=concurrency))
+
+
+def test_a_huge_top_k_is_refused_under_a_memory_limit():
+    """top_k=10**9 once made Milvus Lite allocate 23 GB; under a 3 GB cap it must exit at once."""
+    from tests.reliability.test_round_two import one_line_error, run_cli_limited
+
+    done = run_cli_limited(["verify", "The sky is blue.", "--set", "top_k=1000000000"])
+    one_line_error(done.returncode, done.stderr + done.stdout, "setting top_k must be within")
