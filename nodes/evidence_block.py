@@ -20,18 +20,20 @@ NO_ANSWER = "(no answer)"
 QUERY_CHARS = 500  # cap on a model-written search query quoted back into a prompt
 
 
-def sanitize(text: str, max_chars: int) -> str:
+def sanitize(text: str, max_chars: int | None) -> str:
     """Clean untrusted text: the one cleaner for documents and agent outputs alike.
 
     Control characters become spaces, tokenizer control tokens and fence tags are replaced
-    by a bracketed note, and the result is cut at ``max_chars``. Replacements never shorten
-    the text, so cutting the input first bounds the work on a huge input.
+    by a bracketed note, and the result is cut at ``max_chars`` (None: the caller checks the
+    length itself). Replacements never shorten the text, so cutting the input first bounds
+    the work on a huge input.
     """
-    text = text[: max_chars + 100]
+    if max_chars is not None:
+        text = text[: max_chars + 100]
     kept = "".join(ch if ch in "\n\t" or unicodedata.category(ch)[0] != "C" else " " for ch in text)
     kept = _CONTROL_TOKEN_RE.sub("[control token removed]", kept)
     kept = _FENCE_RE.sub("[fence removed]", kept)
-    if len(kept) > max_chars:
+    if max_chars is not None and len(kept) > max_chars:
         kept = kept[:max_chars].rstrip() + " [...]"
     return kept
 
