@@ -12,7 +12,6 @@ from pydantic import BaseModel, Field
 
 from nodes.claims import InputError, clean_claim
 from nodes.common import model_for, settings
-from nodes.evidence_block import sanitize
 from nodes.mad_fact.context import MADFactContext
 from nodes.mad_fact.state import MADFactState
 from prompts import mad_fact as prompts
@@ -50,16 +49,12 @@ def is_checkable(text: str) -> bool:
 
 
 def keep_checkable(claims: list[str]) -> tuple[list[str], list[str]]:
-    """Split clerk output into (kept, dropped); duplicates and empty items are dropped.
-
-    Claims are model text that jurors will read: they are sanitised here (their length is
-    checked against ``max_claim_chars`` by the caller).
-    """
+    """Split clerk output into (kept, dropped); duplicates and empty items are dropped."""
     kept: list[str] = []
     dropped: list[str] = []
     seen: set[str] = set()
     for raw in claims:
-        claim = " ".join(sanitize(str(raw), None).split())
+        claim = " ".join(str(raw).split())
         key = normalize_claim(claim)
         if not key or key in seen:
             continue
