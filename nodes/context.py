@@ -172,12 +172,20 @@ class Context:
                 setattr(self, f.name, _env_default(f.name, str(f.default)))
         check_fields(self)
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        """Refuse unknown names with a ValueError (the generated __init__ raises a TypeError).
+
+        LangGraph builds the settings from a dict context with ``cls(**context)``, so this
+        covers graphs invoked directly as well as the CLI, the API and the server.
+        """
+        unknown = sorted(set(kwargs) - {f.name for f in fields(cls)})
+        if unknown:
+            raise ValueError(f"unknown setting(s) for {cls.__name__}: {', '.join(unknown)}")
+        return super().__new__(cls)
+
     @classmethod
     def from_settings(cls: type[C], given: Mapping[str, Any]) -> C:
         """Build these settings from a mapping; unknown names and bad values raise ValueError."""
-        unknown = sorted(set(given) - {f.name for f in fields(cls)})
-        if unknown:
-            raise ValueError(f"unknown setting(s) for {cls.__name__}: {', '.join(unknown)}")
         return cls(**given)
 
     def site(self, *, role: str, agent: str, stage: str, round_no: int = 0) -> CallSite:

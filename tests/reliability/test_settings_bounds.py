@@ -85,6 +85,9 @@ async def test_graph_given_a_dict_context_with_a_bad_type_raises_a_value_error(s
     with pytest.raises(ValueError, match="setting max_rounds must be an integer"):
         await graph.ainvoke({"claim": "The sky is blue."}, context=context)
     assert model.prompts == []
+    with pytest.raises(ValueError, match="unknown setting"):  # not a TypeError
+        await graph.ainvoke({"claim": "The sky is blue."}, context={"model": name, "bogus": 1})
+    assert model.prompts == []
 
 
 def test_settings_from_a_mapping_reject_unknown_names_and_convert_json_numbers():
