@@ -22,6 +22,8 @@ def setting(
     default: Any, description: str, lo: float | None = None, hi: float | None = None
 ) -> Any:
     """A settings field whose numeric bounds ``lo..hi`` are checked and shown in its description."""
+    if (lo is None) != (hi is None):
+        raise ValueError("give both bounds of a setting or neither")
     if lo is not None and hi is not None:
         description = f"{description} Range {lo:g}..{hi:g}."
     meta = {"description": description, "lo": lo, "hi": hi}
@@ -30,7 +32,7 @@ def setting(
     return field(default=default, metadata=meta)
 
 
-MAX_TEXT_SETTING = 1000
+MAX_TEXT_SETTING = 1000  # longest text setting (model strings, collection names), characters
 _HINTS: dict[type, dict[str, Any]] = {}
 
 
@@ -61,7 +63,9 @@ def _checked(name: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any:
         if not isinstance(value, hint):
             raise bad
         if isinstance(value, str) and len(value) > MAX_TEXT_SETTING:
-            raise ValueError(f"setting {name} is {len(value)} characters; the limit is 1000")
+            raise ValueError(
+                f"setting {name} is {len(value)} characters; the limit is {MAX_TEXT_SETTING}"
+            )
         return value
     if get_origin(hint) is list:
         if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):

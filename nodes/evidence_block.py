@@ -25,15 +25,16 @@ def sanitize(text: str, max_chars: int | None) -> str:
 
     Control characters become spaces, tokenizer control tokens and fence tags are replaced
     by a bracketed note, and the result is cut at ``max_chars`` (None: the caller checks the
-    length itself). Replacements never shorten the text, so cutting the input first bounds
-    the work on a huge input.
+    length itself) and then ends in ``[...]``. A huge input is cut before cleaning, which
+    bounds the work.
     """
-    if max_chars is not None:
-        text = text[: max_chars + 100]
+    cut = max_chars is not None and len(text) > 2 * max_chars + 1000
+    if cut and max_chars is not None:
+        text = text[: 2 * max_chars + 1000]
     kept = "".join(ch if ch in "\n\t" or unicodedata.category(ch)[0] != "C" else " " for ch in text)
     kept = _CONTROL_TOKEN_RE.sub("[control token removed]", kept)
     kept = _FENCE_RE.sub("[fence removed]", kept)
-    if max_chars is not None and len(kept) > max_chars:
+    if max_chars is not None and (cut or len(kept) > max_chars):
         kept = kept[:max_chars].rstrip() + " [...]"
     return kept
 
