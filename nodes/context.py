@@ -159,7 +159,9 @@ class Context:
     usd_per_million_output: float = setting(
         0.0, "Price of 1M output tokens, for the dollar budget.", 0, 10_000
     )
-    call_timeout_s: float = setting(300.0, "Timeout for one model or tool call, seconds.", 1, 3600)
+    call_timeout_s: float = setting(
+        300.0, "Timeout for one model or tool call, seconds.", 0.01, 3600
+    )
     model_retries: int = setting(
         2,
         "Extra attempts after a transient model fault (timeout, connection error, 408/429/5xx), "

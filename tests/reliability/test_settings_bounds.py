@@ -22,7 +22,7 @@ HOSTILE = [
     ("max_doc_chars=-1", "setting max_doc_chars must be within 50..50000"),
     ("temperature=nan", "setting temperature must be a finite number"),
     ("temperature=2.5", "setting temperature must be within 0..2"),
-    ("call_timeout_s=0", "setting call_timeout_s must be within 1..3600"),
+    ("call_timeout_s=0", "setting call_timeout_s must be within 0.01..3600"),
     ("max_llm_calls=-5", "setting max_llm_calls must be within 0..100000"),
     ("max_rounds=1000000", "setting max_rounds must be within 1..20"),
 ]
