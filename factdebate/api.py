@@ -15,9 +15,19 @@ from graphs.registry import METHODS, load_method
 from nodes.claims import InputError, clean_claim
 from tools.models import register_model, resolve_model
 from tools.records import Evidence
+from tools.secrets import redact_deep
 
 MODEL_FIELDS = ("model", "debater_model", "judge_model", "scorer_model")
 SQLITE_HEADER = b"SQLite format 3\x00"
+MAX_CONCURRENCY = 64  # items in flight in one bench or SynDeC run
+
+
+def check_concurrency(concurrency: int) -> None:
+    """Refuse a batch concurrency outside 1..MAX_CONCURRENCY (ValueError, one line)."""
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int):
+        raise ValueError(f"concurrency must be an integer, got {concurrency!r}")
+    if not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise ValueError(f"concurrency must be within 1..{MAX_CONCURRENCY}, got {concurrency}")
 
 
 def _spec(value: Any) -> Any:
@@ -129,7 +139,7 @@ async def _stream(
         mode, data = chunk
         if mode == "updates":
             for node, update in data.items():
-                yield node, update or {}
+                yield node, redact_deep(update or {})
         else:
             state = data
     yield "result", contract(state)
@@ -289,7 +299,7 @@ def contract(state: dict[str, Any]) -> dict[str, Any]:
     out["cost"] = out["cost"] or {}
     internal = {"claim", "question", "round", "drafts", "decision"}
     out.update({k: v for k, v in state.items() if k not in out and k not in internal})
-    return out
+    return dict(redact_deep(out))
 
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")

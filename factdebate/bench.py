@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from factdebate.api import input_keys
+from factdebate.api import check_concurrency, input_keys
 from factdebate.bench_page import write_bench_page
 from factdebate.bench_report import ANSWERS, FAILED, LABEL_TASK, compare_runs, write_summary
 from factdebate.datasets import (
@@ -42,6 +42,7 @@ from tools.answers import answer_scores
 from tools.files import write_atomic
 from tools.llm import redact
 from tools.records import Evidence
+from tools.secrets import redact_deep
 
 __all__ = [
     "BenchItem",
@@ -259,6 +260,7 @@ def _prediction(out: dict[str, Any], task: str) -> Any:
 
 
 def _row(item: BenchItem, out: dict[str, Any], latency: float, task: str) -> dict[str, Any]:
+    out = redact_deep(out)  # a reply echoing a key must not reach results.jsonl
     return {
         "id": item.id,
         "gold": item.gold,
@@ -329,8 +331,7 @@ async def arun_bench(
     """Async ``run_bench`` (see there)."""
     from graphs.registry import load_method
 
-    if concurrency < 1:
-        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    check_concurrency(concurrency)
     check_method_fits(method, dataset)
     graph, context_cls = load_method(method)
     task = dataset_task(dataset)

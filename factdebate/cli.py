@@ -807,8 +807,10 @@ def methods() -> None:
 
 def main() -> None:
     """Console-script entry point; an index that cannot be opened is a one-line error."""
+    from tools.secrets import install_secret_filters
     from tools.vectorstore import IndexUnavailableError
 
+    install_secret_filters()
     try:
         app()
     except IndexUnavailableError as exc:

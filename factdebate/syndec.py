@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from factdebate.api import check_concurrency
 from factdebate.datasets import ClaimItem
 from graphs.debate_cv import graph
 from nodes.common import model_for
@@ -270,8 +271,7 @@ async def run_syndec(
         Counts of new, skipped, correct, corrected, unparsed and failed claims and the
         sizes of the exports. A claim whose run raised is not written (retried next time).
     """
-    if concurrency < 1:
-        raise ValueError("concurrency must be at least 1")
+    check_concurrency(concurrency)
     ctx = context or DebateCVContext()
     corrector_ctx = replace(ctx, judge_model=corrector_model) if corrector_model else ctx
     out = Path(out_dir)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
+from nodes.evidence_block import sanitize
 from tools.records import Evidence
 
 
@@ -52,7 +53,11 @@ def read_user_file(path: Path, what: str, max_bytes: int = MAX_TEXT_BYTES) -> by
 
 
 def clean_claim(text: object, max_chars: int = 2000) -> str:
-    """Return the claim stripped and checked, or raise InputError saying what is wrong."""
+    """Return the claim stripped and checked, or raise InputError saying what is wrong.
+
+    The text goes into prompts, so it passes the one sanitiser too (chat-template control
+    tokens and fence tags neutralised); a jury's claim, written by the clerk, comes here.
+    """
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -67,6 +72,7 @@ def clean_claim(text: object, max_chars: int = 2000) -> str:
             ch if unicodedata.category(ch)[0] != "C" or ch in "\n\t" else " " for ch in text
         ).split()
     )
+    cleaned = sanitize(cleaned, None)
     if not cleaned:
         raise InputError("the claim is empty")
     if len(cleaned) > max_chars:

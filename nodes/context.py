@@ -23,6 +23,8 @@ def setting(
     default: Any, description: str, lo: float | None = None, hi: float | None = None
 ) -> Any:
     """A settings field whose numeric bounds ``lo..hi`` are checked and shown in its description."""
+    if (lo is None) != (hi is None):
+        raise ValueError("give both bounds of a setting or neither")
     if lo is not None and hi is not None:
         description = f"{description} Range {lo:g}..{hi:g}."
     meta = {"description": description, "lo": lo, "hi": hi}
@@ -31,7 +33,7 @@ def setting(
     return field(default=default, metadata=meta)
 
 
-MAX_TEXT_SETTING = 1000
+MAX_TEXT_SETTING = 1000  # longest text setting (model strings, collection names), characters
 _HINTS: dict[type, dict[str, Any]] = {}
 
 
@@ -44,7 +46,8 @@ def _hints(cls: type) -> dict[str, Any]:
 def _kind(hint: Any) -> str:
     """A word naming what a field of type ``hint`` holds, for error messages."""
     if get_origin(hint) is Literal:
-        return "one of " + ", ".join(repr(a) for a in get_args(hint))
+        *first, last = (str(a) for a in get_args(hint))
+        return f"{', '.join(first)} or {last}" if first else last
     return {bool: "true or false", int: "an integer", float: "a number", str: "a string"}.get(
         hint, "a list of strings"
     )
@@ -61,7 +64,9 @@ def _checked(name: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any:
         if not isinstance(value, hint):
             raise bad
         if isinstance(value, str) and len(value) > MAX_TEXT_SETTING:
-            raise ValueError(f"setting {name} is {len(value)} characters; the limit is 1000")
+            raise ValueError(
+                f"setting {name} is {len(value)} characters; the limit is {MAX_TEXT_SETTING}"
+            )
         return value
     if get_origin(hint) is list:
         if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
@@ -222,12 +227,20 @@ class Context:
                     f"current_date must be YYYY-MM-DD, got {self.current_date!r}"
                 ) from None
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        """Refuse unknown names with a ValueError (the generated __init__ raises a TypeError).
+
+        LangGraph builds the settings from a dict context with ``cls(**context)``, so this
+        covers graphs invoked directly as well as the CLI, the API and the server.
+        """
+        unknown = sorted(set(kwargs) - {f.name for f in fields(cls)})
+        if unknown:
+            raise ValueError(f"unknown setting(s) for {cls.__name__}: {', '.join(unknown)}")
+        return super().__new__(cls)
+
     @classmethod
     def from_settings(cls: type[C], given: Mapping[str, Any]) -> C:
         """Build these settings from a mapping; unknown names and bad values raise ValueError."""
-        unknown = sorted(set(given) - {f.name for f in fields(cls)})
-        if unknown:
-            raise ValueError(f"unknown setting(s) for {cls.__name__}: {', '.join(unknown)}")
         return cls(**given)
 
     def site(self, *, role: str, agent: str, stage: str, round_no: int = 0) -> CallSite:

@@ -20,18 +20,21 @@ NO_ANSWER = "(no answer)"
 QUERY_CHARS = 500  # cap on a model-written search query quoted back into a prompt
 
 
-def sanitize(text: str, max_chars: int) -> str:
+def sanitize(text: str, max_chars: int | None) -> str:
     """Clean untrusted text: the one cleaner for documents and agent outputs alike.
 
     Control characters become spaces, tokenizer control tokens and fence tags are replaced
-    by a bracketed note, and the result is cut at ``max_chars``. Replacements never shorten
-    the text, so cutting the input first bounds the work on a huge input.
+    by a bracketed note, and the result is cut at ``max_chars`` (None: the caller checks the
+    length itself) and then ends in ``[...]``. A huge input is cut before cleaning, which
+    bounds the work.
     """
-    text = text[: max_chars + 100]
+    cut = max_chars is not None and len(text) > 2 * max_chars + 1000
+    if cut and max_chars is not None:
+        text = text[: 2 * max_chars + 1000]
     kept = "".join(ch if ch in "\n\t" or unicodedata.category(ch)[0] != "C" else " " for ch in text)
     kept = _CONTROL_TOKEN_RE.sub("[control token removed]", kept)
     kept = _FENCE_RE.sub("[fence removed]", kept)
-    if len(kept) > max_chars:
+    if max_chars is not None and (cut or len(kept) > max_chars):
         kept = kept[:max_chars].rstrip() + " [...]"
     return kept
 

@@ -32,6 +32,7 @@ def server(tmp_path: Path) -> Iterator[str]:
     config = {
         "dependencies": [str(REPO)],
         "graphs": {"tool-mad": str(REPO / "tests" / "server_graph.py") + ":graph"},
+        "http": {"app": str(REPO / "factdebate" / "server_app.py") + ":app"},  # as langgraph.json
     }
     (tmp_path / "langgraph.json").write_text(json.dumps(config))
     port = free_port()

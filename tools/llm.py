@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import sys
 from collections.abc import Awaitable, Callable
@@ -20,6 +19,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 
 from tools.json_reader import read_model, validate
 from tools.records import ErrorRecord, RoleCost, add_costs
+from tools.secrets import redact as redact  # re-exported: callers import it from here
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,6 @@ def one_call_cost(role: str, message: BaseMessage | None) -> dict[str, RoleCost]
     return {role: RoleCost(llm_calls=1, input_tokens=tokens_in, output_tokens=tokens_out)}
 
 
-_SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
 TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 _TRANSIENT_NAMES = ("ratelimit", "timeout", "connection", "overloaded", "serviceunavailable")
 RETRY_WAIT_INITIAL = 1.0
@@ -90,18 +89,6 @@ RETRY_WAIT_MAX = 20.0
 RETRY_AFTER_CAP = 60.0
 """Longest wait honoured from a provider's Retry-After, seconds."""
 _sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-
-
-def redact(text: str) -> str:
-    """Replace values of secret environment variables in ``text`` with ``[redacted]``.
-
-    Secrets are variables whose names end in ``_API_KEY``, ``_TOKEN`` or ``_SECRET``; error
-    messages pass through here before they are recorded, printed or written to disk.
-    """
-    for name, value in os.environ.items():
-        if name.upper().endswith(_SECRET_SUFFIXES) and len(value) >= 6 and value in text:
-            text = text.replace(value, "[redacted]")
-    return text
 
 
 def status_of(exc: BaseException) -> int | None:
@@ -262,6 +249,7 @@ def _capped(model: Any, site: CallSite) -> Any:
 def _reply(message: BaseMessage, attempts: int, site: CallSite) -> Reply:
     """A successful answer as a Reply: text, cost, and a ``truncated`` record when cut."""
     text = message.content if isinstance(message.content, str) else str(message.text)
+    text = redact(text)  # a reply echoing a provider key never reaches a transcript
     cost = one_call_cost(site.role, message)
     cost[site.role]["llm_calls"] = attempts
     reply = Reply(text, cost)

@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from tools.records import ModelConfigError
+from tools.secrets import install_secret_filters
 
 ModelSpec = str | BaseChatModel
 
@@ -44,6 +45,7 @@ def resolve_model(
     ``init_chat_model`` knows (``openai:gpt-4o-mini``, ``anthropic:...``, ``ollama:...``).
     ``top_p`` is sent only when above 0 (0 = the provider's default).
     """
+    install_secret_filters()  # SDK logs and warnings (LangSmith tracing) are redacted too
     if isinstance(spec, BaseChatModel):
         return spec
     spec = spec.strip()

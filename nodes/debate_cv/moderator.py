@@ -109,7 +109,7 @@ async def ask_with_retry(
         if parsed is not None:
             return parsed, cost, errors, got_text
         problem = reply.errors[-1]["message"] if reply.errors else "no answer"
-        current = prompt + prompts.RETRY_NOTE.format(problem=problem[:300])
+        current = prompt + prompts.RETRY_NOTE.format(problem=sanitize(problem, 300))
     return None, cost, errors, got_text
 
 

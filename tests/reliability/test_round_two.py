@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,7 @@ def test_bench_counts_a_madam_rag_item_whose_calls_all_failed_as_failed(tmp_path
 
 REWRITE_UNDER_A_FULL_DISK = """
 import resource, signal, sys
+import json
 from pathlib import Path
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
 limit = int(sys.argv[2])
@@ -262,3 +264,85 @@ def test_a_bad_checkpoint_file_gives_a_one_line_error(content, message, tmp_path
     args += ["--thread", "t1", "--checkpoint", f"sqlite:{target}"]
     result = CliRunner().invoke(app, args)
     one_line_error(result.exit_code, result.output, message)
+
+
+KEY = "sk-live-SECRET-echo-4242"
+
+
+async def test_a_reply_echoing_a_key_is_redacted_in_the_transcript_and_bench_files(
+    scripted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from factdebate.api import averify
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    name, _ = scripted([], default=f"My configuration says {KEY}.\n**SUPPORTS**")
+    result = await averify("The sky is blue.", "cot", model=name)
+    assert result["verdict"] == "SUPPORTS"
+    text = json.dumps(result)
+    assert KEY not in text
+    assert "[redacted]" in result["transcript"][0]["answer"]
+
+
+def test_bench_files_hold_no_key_echoed_by_a_model(
+    scripted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from factdebate.bench import load_items, run_bench
+    from factdebate.datasets import DatasetError
+
+    try:
+        load_items("fever-mini", None, 2, 0)
+    except DatasetError as exc:
+        pytest.skip(f"FEVER mini not found: {exc}")
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    name, _ = scripted([], default=f"Key {KEY} in hand, no label.")  # parse_error keeps raw text
+    out = tmp_path / "run"
+    run_bench(
+        "cot",
+        "fever-mini",
+        out,
+        data_dir=None,
+        limit=2,
+        seed=0,
+        concurrency=1,
+        context={"model": name},
+    )
+    for path in out.iterdir():
+        if path.suffix in (".jsonl", ".json", ".md"):
+            assert KEY not in path.read_text(encoding="utf-8"), path.name
+    rows = (out / "results.jsonl").read_text(encoding="utf-8")
+    assert "[redacted] in hand" in rows  # the raw reply is kept, the key is not
+
+
+SDK_LOGS_A_KEY = """
+import logging, os, warnings
+key = os.environ["LANGSMITH_API_KEY"]
+logging.basicConfig()
+from tests.fakes import ScriptedChatModel
+from tools.models import resolve_model
+resolve_model(ScriptedChatModel())  # any model set-up installs the filters
+logging.getLogger("langsmith.client").warning("Failed to batch ingest runs: key %s", key)
+try:
+    raise RuntimeError("401 for key " + key)
+except RuntimeError:
+    logging.getLogger("langsmith._internal._background_thread").exception("tracing queue")
+warnings.warn("API key " + key + " is not valid for this endpoint")
+"""
+
+
+def test_langsmith_sdk_logs_and_warnings_are_redacted():
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "LANGSMITH_API_KEY": KEY, "PYTHONWARNINGS": "always"}
+    done = subprocess.run(
+        [sys.executable, "-c", SDK_LOGS_A_KEY],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr
+    assert KEY not in done.stderr + done.stdout
+    assert done.stderr.count("[redacted]") == 3, done.stderr  # message, traceback, warning

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 from dataclasses import fields
 from typing import Any
@@ -62,7 +63,7 @@ def test_cli_rejects_out_of_bounds_settings_before_any_model_call(pair, message,
         ({"top_k": 2.5}, "setting top_k must be an integer"),
         ({"temperature": math.inf}, "setting temperature must be a finite number"),
         ({"stability_score": "yes"}, "setting stability_score must be true or false"),
-        ({"tool_a": "shell"}, "setting tool_a must be one of 'rag', 'search', 'none'"),
+        ({"tool_a": "shell"}, "setting tool_a must be rag, search or none"),
         ({"model": "x" * 5000}, "setting model is 5000 characters"),
         ({"bogus": 1}, "unknown setting(s) for ToolMADContext: bogus"),
     ],
@@ -83,6 +84,9 @@ async def test_graph_given_a_dict_context_with_a_bad_type_raises_a_value_error(s
     context: dict[str, Any] = {"model": name, "max_rounds": "abc"}
     with pytest.raises(ValueError, match="setting max_rounds must be an integer"):
         await graph.ainvoke({"claim": "The sky is blue."}, context=context)
+    assert model.prompts == []
+    with pytest.raises(ValueError, match="unknown setting"):  # not a TypeError
+        await graph.ainvoke({"claim": "The sky is blue."}, context={"model": name, "bogus": 1})
     assert model.prompts == []
 
 
@@ -105,3 +109,31 @@ def test_cli_set_rejects_a_list_setting_given_as_text(scripted, tmp_path):
     assert result.exit_code == 2, result.output
     assert "setting roles must be a list of strings" in result.output
     assert model.prompts == []
+
+
+@pytest.mark.parametrize("concurrency", [0, 65, 10**6])
+def test_batch_concurrency_is_bounded_for_bench_and_syndec(concurrency, tmp_path):
+    from factdebate.bench import run_bench
+    from factdebate.syndec import run_syndec
+
+    with pytest.raises(ValueError, match="concurrency must be within 1..64"):
+        run_bench(
+            "cot",
+            "fever-mini",
+            tmp_path,
+            data_dir=None,
+            limit=1,
+            seed=0,
+            concurrency=concurrency,
+            context={},
+        )
+    with pytest.raises(ValueError, match="concurrency must be within 1..64"):
+        asyncio.run(run_syndec([], tmp_path / "s", concurrency=concurrency))
+
+
+def test_a_huge_top_k_is_refused_under_a_memory_limit():
+    """top_k=10**9 once made Milvus Lite allocate 23 GB; under a 3 GB cap it must exit at once."""
+    from tests.reliability.test_round_two import one_line_error, run_cli_limited
+
+    done = run_cli_limited(["verify", "The sky is blue.", "--set", "top_k=1000000000"])
+    one_line_error(done.returncode, done.stderr + done.stdout, "setting top_k must be within")

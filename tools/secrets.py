@@ -1,0 +1,74 @@
+"""Keep known secrets out of every output: text, nested results, log records and warnings."""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
+"""Environment variables whose names end so hold secrets (OPENAI_API_KEY, HF_TOKEN, ...)."""
+REDACTED = "[redacted]"
+_installed = False
+
+
+def redact(text: str) -> str:
+    """Replace values of secret environment variables in ``text`` with ``[redacted]``.
+
+    Secrets are variables whose names end in ``_API_KEY``, ``_TOKEN`` or ``_SECRET`` (values
+    of six characters or more); error messages, model replies and results pass through here
+    before they are recorded, printed or written to disk.
+    """
+    for name, value in os.environ.items():
+        if name.upper().endswith(SECRET_SUFFIXES) and len(value) >= 6 and value in text:
+            text = text.replace(value, REDACTED)
+    return text
+
+
+def redact_deep(value: Any) -> Any:
+    """``value`` with every string inside it (dict keys and values, list items) redacted."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact_deep(k): redact_deep(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(redact_deep(v) for v in value)
+    return value
+
+
+def _redacting_factory(base: Callable[..., logging.LogRecord]) -> Callable[..., logging.LogRecord]:
+    def make(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = base(*args, **kwargs)
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record: logging reports it itself
+            return record
+        clean = redact(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info and record.exc_info[1] is not None:
+            record.exc_text = redact(logging.Formatter().formatException(record.exc_info))
+        return record
+
+    return make
+
+
+def install_secret_filters() -> None:
+    """Redact secrets in every log record and warning from now on (idempotent).
+
+    SDKs log and warn on their own (LangSmith's tracing client printed a rejected key in
+    its warnings); their records and warnings pass through ``redact`` before any handler.
+    """
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    logging.setLogRecordFactory(_redacting_factory(logging.getLogRecordFactory()))
+    show = warnings.showwarning
+
+    def show_redacted(message: Warning | str, *args: Any, **kwargs: Any) -> None:
+        show(redact(str(message)), *args, **kwargs)
+
+    warnings.showwarning = show_redacted
