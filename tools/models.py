@@ -29,7 +29,9 @@ def resolve_model(
     """Return the chat model a setting names (loaded once and cached).
 
     Accepted forms: a ``BaseChatModel`` object; a name given to ``register_model``;
-    ``local`` (SmolLM2-135M through llama.cpp, no network); ``openai-compatible:MODEL@URL``
+    ``local`` (SmolLM2-135M through llama.cpp, no network); ``hf-local:RUN_DIR`` (a moderator
+    trained by ``factdebate train-moderator``: base + adapters through transformers);
+    ``openai-compatible:MODEL@URL``
     for vLLM, a llama.cpp server and similar; any ``provider:model`` string LangChain's
     ``init_chat_model`` knows (``openai:gpt-4o-mini``, ``anthropic:...``, ``ollama:...``).
     """
@@ -56,6 +58,10 @@ def _build(spec: str, temperature: float, max_tokens: int, timeout: float) -> Ba
             f"unknown model {spec!r}: use 'local', 'PROVIDER:MODEL' (e.g. openai:gpt-4o-mini) "
             "or 'openai-compatible:MODEL@URL'"
         )
+    if provider == "hf-local":
+        from tools.hf_local import load_hf_local
+
+        return load_hf_local(name, temperature=temperature, max_tokens=max_tokens)
     if provider == "openai-compatible":
         model_name, at, base_url = name.rpartition("@")
         if not at or not model_name or not base_url.startswith(("http://", "https://")):
