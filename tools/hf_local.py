@@ -187,12 +187,19 @@ class HFLocalChatModel(ChatHuggingFace):
 def load_hf_local(
     run_dir: str, *, temperature: float = 0.0, max_tokens: int = 512, device: str = "auto"
 ) -> HFLocalChatModel:
-    """The trained moderator of ``run_dir`` (base + adapters) as a LangChain chat model."""
+    """The trained moderator of ``run_dir`` (base + adapters) as a LangChain chat model.
+
+    ``RUN_DIR`` applies every finished stage; ``RUN_DIR#sft`` stops after D-SFT (the paper's
+    "w/o D-DPO" row from the same run).
+    """
     from transformers import pipeline
 
-    folder = Path(run_dir).expanduser()
+    path, mark, stage = run_dir.rpartition("#")
+    if not mark or stage not in STAGES:
+        path, stage = run_dir, STAGES[-1]
+    folder = Path(path).expanduser()
     where, dtype = pick_device(device)
-    model, tokenizer = load_trained(folder, dtype=dtype, device=where)
+    model, tokenizer = load_trained(folder, upto=stage, dtype=dtype, device=where)
     sampling: dict[str, Any] = (
         {"do_sample": True, "temperature": temperature} if temperature > 0 else {"do_sample": False}
     )
