@@ -107,6 +107,29 @@ def completed_ids(path: Path) -> set[str]:
     return ids
 
 
+def load_claims(
+    dataset: str, folder: Path | None, split: str = "dev", file: Path | None = None
+) -> list[ClaimItem]:
+    """Labelled claims to debate: a dataset's default claims, another AVeriTeC split, or a file.
+
+    The paper builds SynDeC from the AVeriTeC train split (not shipped here): pass
+    ``split="train"`` with a datasets folder holding ``averitec/train.json``, or the file.
+
+    Raises:
+        DatasetError: An unknown dataset, a split or file asked of a dataset without them,
+            or a missing or malformed file.
+    """
+    from factdebate.datasets import DATASETS, DatasetError, load_averitec
+
+    if dataset not in DATASETS:
+        raise DatasetError(f"unknown dataset {dataset!r}; choose one of {sorted(DATASETS)}")
+    if dataset == "averitec":
+        return load_averitec(file or folder, split).items
+    if split != "dev" or file is not None:
+        raise DatasetError(f"--split and --file are only for averitec, not {dataset!r}")
+    return DATASETS[dataset](folder).items
+
+
 def training_prompt(
     claim: str, evidence: list[Evidence], transcript: list[Turn], max_doc_chars: int = 2000
 ) -> str:

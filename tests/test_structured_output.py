@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
@@ -140,3 +140,15 @@ def test_each_provider_family_gets_its_own_mode() -> None:
     assert structured_mode(ChatAnthropic(model_name="m", api_key="k")) == "native"  # type: ignore[call-arg,arg-type]
     assert structured_mode(ChatOllama(model="m")) == "native"
     assert structured_mode(ScriptedChatModel()) == "prompt"
+
+
+def test_a_model_class_may_declare_its_mode() -> None:
+    from tools.hf_local import HFLocalChatModel
+
+    assert HFLocalChatModel.structured_output_mode == "prompt"
+
+    class Declared(ToolCallingFake):
+        structured_output_mode: ClassVar[str] = "prompt"
+
+    assert structured_mode(Declared()) == "prompt"
+    assert structured_mode(ToolCallingFake()) == "native"

@@ -294,9 +294,14 @@ def structured_mode(model: Any) -> str:
     ``response_format``: OpenAI and OpenAI-compatible servers (vLLM...), JSON-schema
     response format. ``native``: any other chat model implementing
     ``with_structured_output`` (Anthropic: tool calling; Ollama: ``format``).
-    ``prompt``: the schema goes in the prompt and the text is read and validated.
+    ``prompt``: the schema goes in the prompt and the text is read and validated. A model
+    class may name its mode in a ``structured_output_mode`` class attribute (a local
+    Hugging Face pipeline, say, whose tool calling is not real).
     """
     base = getattr(model, "bound", model)
+    declared = getattr(type(base), "structured_output_mode", None)
+    if isinstance(declared, str):
+        return declared
     if _is_local(base):
         return "grammar"
     if type(base).__name__ in ("ChatOpenAI", "AzureChatOpenAI"):

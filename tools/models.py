@@ -40,9 +40,10 @@ def resolve_model(
     Accepted forms: a ``BaseChatModel`` object; a name given to ``register_model``;
     ``local`` (SmolLM2-135M through llama.cpp, no network); ``hf:OWNER/REPO/FILE.gguf`` (a
     GGUF chat model from the Hugging Face Hub, downloaded once, run like ``local``);
-    ``openai-compatible:MODEL@URL``
-    for vLLM, a llama.cpp server and similar; any ``provider:model`` string LangChain's
-    ``init_chat_model`` knows (``openai:gpt-4o-mini``, ``anthropic:...``, ``ollama:...``).
+    ``hf-local:RUN_DIR`` (a moderator trained by ``factdebate train-moderator``: base +
+    adapters through transformers); ``openai-compatible:MODEL@URL`` for vLLM, a llama.cpp
+    server and similar; any ``provider:model`` string LangChain's ``init_chat_model`` knows
+    (``openai:gpt-4o-mini``, ``anthropic:...``, ``ollama:...``).
     ``top_p`` is sent only when above 0 (0 = the provider's default).
     """
     install_secret_filters()  # SDK logs and warnings (LangSmith tracing) are redacted too
@@ -82,6 +83,10 @@ def _build(
             f"unknown model {spec!r}: use 'local', 'PROVIDER:MODEL' (e.g. openai:gpt-4o-mini), "
             "'hf:OWNER/REPO/FILE.gguf' or 'openai-compatible:MODEL@URL'"
         )
+    if provider == "hf-local":
+        from tools.hf_local import load_hf_local
+
+        return load_hf_local(name, temperature=temperature, max_tokens=max_tokens)
     if provider == "openai-compatible":
         model_name, at, base_url = name.rpartition("@")
         if not at or not model_name or not base_url.startswith(("http://", "https://")):

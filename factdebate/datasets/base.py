@@ -436,8 +436,8 @@ def _averitec_answer(ans: Any) -> str:
     )
 
 
-def load_averitec(path: str | Path | None = None) -> LoadedDataset[ClaimItem]:
-    """Load AVeriTeC dev claims with their gold question-answer pairs as evidence.
+def load_averitec(path: str | Path | None = None, split: str = "dev") -> LoadedDataset[ClaimItem]:
+    """Load AVeriTeC claims (dev by default) with their gold question-answer pairs as evidence.
 
     Each question becomes one Evidence: id ``{claim_id}-qa{i}``, title = question,
     text ``"Q: <question> A: <answer> [A: <answer>...]"`` (Boolean answers keep
@@ -445,16 +445,22 @@ def load_averitec(path: str | Path | None = None) -> LoadedDataset[ClaimItem]:
     is its 0-based index in the file. Other fields go to ``meta``.
 
     Args:
-        path: The ``averitec`` folder (default: shared datasets).
+        path: The ``averitec`` folder (default: shared datasets), or a split's JSON file.
+        split: Which ``<split>.json`` of the folder to read (``dev``, ``train``); only dev
+            is shipped here.
 
     Returns:
-        500 claims over four labels (CONFLICTING included).
+        For dev, 500 claims over four labels (CONFLICTING included).
 
     Raises:
-        DatasetError: If ``dev.json`` is missing, empty, invalid or not a list.
+        DatasetError: If the file is missing, empty, invalid or not a list.
 
     """
-    file = _folder(path, "averitec") / "dev.json"
+    given = Path(path) if path is not None else None
+    if given is not None and given.suffix == ".json":
+        file = given
+    else:
+        file = _folder(path, "averitec") / f"{split}.json"
     data = _read_json(file)
     if not isinstance(data, list):
         raise DatasetError(f"{file}: expected a JSON list of claims")
