@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 
 from nodes.context import Context
 from nodes.state import Turn
-from tools.models import resolve_model
+from tools.models import loaded_model, resolve_model
 from tools.records import ErrorRecord, RoleCost
 
 C = TypeVar("C", bound=Context)
@@ -43,14 +43,21 @@ def settings(runtime: Runtime[Any], cls: type[C]) -> C:
 
 
 async def model_for(ctx: Context, role: str) -> BaseChatModel:
-    """Load (once, off the event loop) the chat model configured for ``role``."""
-    return await asyncio.to_thread(
-        resolve_model,
-        ctx.model_for(role),
-        temperature=ctx.temperature,
-        max_tokens=ctx.max_output_tokens,
-        timeout=ctx.call_timeout_s,
-    )
+    """The chat model configured for ``role``: loaded once, off the event loop.
+
+    A model that is already loaded is returned at once (a thread hop per call costs more
+    than the rest of an instant call).
+    """
+    spec = ctx.model_for(role)
+    limits: dict[str, Any] = {
+        "temperature": ctx.temperature,
+        "max_tokens": ctx.max_output_tokens,
+        "timeout": ctx.call_timeout_s,
+    }
+    ready = loaded_model(spec, **limits)
+    if ready is not None:
+        return ready
+    return await asyncio.to_thread(resolve_model, spec, **limits)
 
 
 def turn_of(transcript: list[Turn], agent: str, round_no: int) -> Turn | None:

@@ -45,6 +45,18 @@ def resolve_model(
         return _cache[key]
 
 
+def loaded_model(
+    spec: ModelSpec, *, temperature: float = 0.0, max_tokens: int = 512, timeout: float = 300.0
+) -> BaseChatModel | None:
+    """The model ``resolve_model`` would return when it is ready without loading, else None."""
+    if isinstance(spec, BaseChatModel):
+        return spec
+    spec = spec.strip()
+    if spec in _registered:
+        return _registered[spec]
+    return _cache.get((spec, temperature, max_tokens, timeout))
+
+
 def _build(spec: str, temperature: float, max_tokens: int, timeout: float) -> BaseChatModel:
     if spec == "local":
         from tools.local_llm import load_local_model
