@@ -8,7 +8,7 @@ import sys
 import llama_cpp
 import pytest
 
-from tools import local_llm
+from tools import cpu, local_llm
 from tools.records import ModelConfigError
 
 AMX_INFO = b"CPU : AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | OPENMP = 1 | "
@@ -57,7 +57,7 @@ def test_builds_without_amx_are_not_probed(monkeypatch: pytest.MonkeyPatch):
 def test_thread_count_follows_the_setting(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv(local_llm.THREADS_ENV, "3")
     assert local_llm.llama_threads() == 3
-    for bad in ("0", "two", "-1", str(local_llm.MAX_THREADS + 1)):
+    for bad in ("0", "two", "-1", str(cpu.MAX_THREADS + 1)):
         monkeypatch.setenv(local_llm.THREADS_ENV, bad)
         with pytest.raises(ModelConfigError, match=local_llm.THREADS_ENV):
             local_llm.llama_threads()
@@ -65,12 +65,12 @@ def test_thread_count_follows_the_setting(monkeypatch: pytest.MonkeyPatch):
 
 def test_thread_count_leaves_busy_cores_alone(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv(local_llm.THREADS_ENV, raising=False)
-    monkeypatch.setattr(local_llm.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    monkeypatch.setattr(local_llm.os, "getloadavg", lambda: (0.2, 0.0, 0.0))
+    monkeypatch.setattr(cpu.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(cpu.os, "getloadavg", lambda: (0.2, 0.0, 0.0))
     assert local_llm.llama_threads() == 2
-    monkeypatch.setattr(local_llm.os, "getloadavg", lambda: (1.2, 0.0, 0.0))
+    monkeypatch.setattr(cpu.os, "getloadavg", lambda: (1.2, 0.0, 0.0))
     assert local_llm.llama_threads() == 1
-    monkeypatch.setattr(local_llm.os, "getloadavg", lambda: (9.0, 0.0, 0.0))
+    monkeypatch.setattr(cpu.os, "getloadavg", lambda: (9.0, 0.0, 0.0))
     assert local_llm.llama_threads() == 1
 
 

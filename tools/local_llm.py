@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import atexit
 import importlib.util
-import os
 import subprocess
 import sys
 import threading
@@ -16,12 +15,12 @@ from typing import Any
 from langchain_community.chat_models import ChatLlamaCpp
 from langchain_core.outputs import ChatResult
 
+from tools.cpu import threads_setting
 from tools.records import ModelConfigError
 
 _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _generate_lock = threading.Lock()
 THREADS_ENV = "FACTDEBATE_LLAMA_THREADS"
-MAX_THREADS = 256
 PORTABLE_REBUILD = (
     'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --no-cache-dir --force-reinstall --no-deps '
     "llama-cpp-python"
@@ -92,23 +91,8 @@ def check_llama_build(model_path: Path) -> None:
 
 
 def llama_threads() -> int:
-    """Threads for llama.cpp: ``FACTDEBATE_LLAMA_THREADS``, else the cores idle right now.
-
-    llama.cpp's threads wait for each other at every layer, so one more thread than there
-    are free cores stalls the rest: on a busy 2-core machine, 2 threads generated ~10x
-    slower than 1. The idle cores are this process's CPUs minus the 1-minute load average.
-    """
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    cpus = max(1, cpus or 1)
-    raw = os.environ.get(THREADS_ENV, "").strip()
-    if raw:
-        if not raw.isdigit() or not 1 <= int(raw) <= MAX_THREADS:
-            raise ModelConfigError(
-                f"{THREADS_ENV} must be a whole number 1..{MAX_THREADS}, got {raw!r}"
-            )
-        return int(raw)
-    idle = cpus - os.getloadavg()[0] if hasattr(os, "getloadavg") else cpus
-    return max(1, min(cpus, round(idle)))
+    """Threads for llama.cpp: ``FACTDEBATE_LLAMA_THREADS``, else the cores idle right now."""
+    return threads_setting(THREADS_ENV)
 
 
 def load_local_model(temperature: float = 0.0, max_tokens: int = 512) -> LocalChatModel:
