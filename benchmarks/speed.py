@@ -277,7 +277,7 @@ def embedded_claim() -> list[Row]:
     total = out["cost"].get("total", {})
     return [
         Row(
-            "embedded default: default collection build (set-up, before the first claim)",
+            "embedded default: default collection ready (set-up step; built only when missing)",
             f"{build_s:.1f} s",
             "",
             "at set-up",
