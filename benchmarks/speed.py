@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
+import re
 import statistics
 import sys
 import tempfile
@@ -36,13 +38,31 @@ CLAIM = "The Eiffel Tower is located in Paris."
 QUESTION = "In which year was Michael Jordan born?"
 TOOL_MAD_ROUNDS = 3
 TOOL_MAD_CRITICAL = TOOL_MAD_ROUNDS * TOOL_MAD_CALLS_PER_ROUND + 1  # + the judge
+TAG = re.compile(r"\(claim \d+\)")
+"""Marks a claim; answers and generated questions repeat it, so no two claims embed alike."""
+
+
+def _tagged(template: str) -> Callable[[str], str]:
+    def answer(prompt: str) -> str:
+        found = TAG.search(prompt)
+        return template.replace("{tag}", found.group(0) if found else "")
+
+    return answer
+
+
 TOOL_MAD_RULES: list[Any] = [
+    # identical questions within an answer (as at temperature 0), new ones for each claim
+    (
+        "AnswerRelevanceOutput",
+        _tagged('{"question": "Where is the tower {tag}?", "noncommittal": 0}'),
+    ),
     # unfaithful answers never pass the stability score: all 3 rounds and the judge run
     *ragas_rules(faithful=False),
     ("You are the judge", "Both debaters place it in Paris.\n**SUPPORTS**"),
     ("inside square brackets", "[Eiffel Tower location]"),
-    ("Decide whether the claim holds", "Document 1 places the tower in Paris.\n**SUPPORTS**"),
+    ("Decide whether the claim holds", _tagged("Document 1 puts it in Paris {tag}.\n**SUPPORTS**")),
 ]
+_claims = itertools.count()
 MADAM_RULES: list[Any] = [
     ("You combine the answers of several agents", '{"answers": ["1963"], "explanation": "x"}'),
     ("You are one of several agents", '{"answer": "1963", "explanation": "My document says."}'),
@@ -128,12 +148,13 @@ async def _timed(work: Awaitable[Any]) -> tuple[float, Any]:
 
 
 async def tool_mad_claim(model: str) -> dict[str, Any]:
-    """One Tool-MAD claim on ``model`` (all roles), checked to run every round and the judge."""
+    """A new Tool-MAD claim on ``model`` (all roles), checked to run every round and the judge."""
     from graphs.tool_mad import graph
     from nodes.tool_mad.context import ToolMADContext
 
     out: dict[str, Any] = await graph.ainvoke(
-        {"claim": CLAIM}, context=ToolMADContext(model=model, max_rounds=TOOL_MAD_ROUNDS)
+        {"claim": f"{CLAIM} (claim {next(_claims)})"},
+        context=ToolMADContext(model=model, max_rounds=TOOL_MAD_ROUNDS),
     )
     if out["rounds"] != TOOL_MAD_ROUNDS or out["errors"]:
         raise RuntimeError(f"benchmark claim went off script: {out['stop_reason']} {out['errors']}")
