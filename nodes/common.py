@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 from nodes.context import Context
 from nodes.evidence_block import quote_answer
 from nodes.state import Turn
-from tools.models import resolve_model
+from tools.models import loaded_model, resolve_model
 from tools.records import ErrorRecord, RoleCost
 
 C = TypeVar("C", bound=Context)
@@ -40,15 +40,22 @@ def settings(runtime: Runtime[Any], cls: type[C]) -> C:
 
 
 async def model_for(ctx: Context, role: str, spec: str = "") -> BaseChatModel:
-    """Load (once, off the event loop) the chat model configured for ``role`` (or ``spec``)."""
-    return await asyncio.to_thread(
-        resolve_model,
-        spec or ctx.model_for(role),
-        temperature=ctx.temperature,
-        max_tokens=ctx.max_output_tokens,
-        timeout=ctx.call_timeout_s,
-        top_p=ctx.top_p,
-    )
+    """The chat model configured for ``role`` (or ``spec``): loaded once, off the event loop.
+
+    A model that is already loaded is returned at once (a thread hop per call costs more
+    than the rest of an instant call).
+    """
+    spec = spec or ctx.model_for(role)
+    limits: dict[str, Any] = {
+        "temperature": ctx.temperature,
+        "max_tokens": ctx.max_output_tokens,
+        "timeout": ctx.call_timeout_s,
+        "top_p": ctx.top_p,
+    }
+    ready = loaded_model(spec, **limits)
+    if ready is not None:
+        return ready
+    return await asyncio.to_thread(resolve_model, spec, **limits)
 
 
 def turn_of(transcript: list[Turn], agent: str, round_no: int) -> Turn | None:

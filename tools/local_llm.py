@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import atexit
 import importlib.util
-import os
 import subprocess
 import sys
 import threading
+import time
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -15,10 +15,12 @@ from typing import Any
 from langchain_community.chat_models import ChatLlamaCpp
 from langchain_core.outputs import ChatResult
 
+from tools.cpu import threads_setting
 from tools.records import ModelConfigError
 
 _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _generate_lock = threading.Lock()
+THREADS_ENV = "FACTDEBATE_LLAMA_THREADS"
 PORTABLE_REBUILD = (
     'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --no-cache-dir --force-reinstall --no-deps '
     "llama-cpp-python"
@@ -88,6 +90,11 @@ def check_llama_build(model_path: Path) -> None:
         )
 
 
+def llama_threads() -> int:
+    """Threads for llama.cpp: ``FACTDEBATE_LLAMA_THREADS``, else the cores idle right now."""
+    return threads_setting(THREADS_ENV)
+
+
 def load_local_model(
     temperature: float = 0.0,
     max_tokens: int = 512,
@@ -100,13 +107,15 @@ def load_local_model(
     """
     path = path or local_model_path()
     check_llama_build(path)
+    threads = llama_threads()
     model = LocalChatModel(
         top_p=top_p,
         model_path=str(path),
         n_ctx=8192,
         n_batch=512,
         repeat_penalty=1.2,
-        n_threads=max(1, os.cpu_count() or 1),
+        n_threads=threads,
+        model_kwargs={"n_threads_batch": threads},
         temperature=temperature,
         max_tokens=max_tokens,
         seed=0,
@@ -134,3 +143,40 @@ def label_grammar(labels: tuple[str, ...]) -> Any:
         f"label ::= {choices}\n"
     )
     return LlamaGrammar.from_string(rules, verbose=False)
+
+
+def token_rates(model: LocalChatModel, labels: tuple[str, ...]) -> dict[str, float]:
+    """Prefill and generation tokens/s of the loaded model, and grammar sampling cost.
+
+    Tells a slow machine from a slow pipeline: generation with the label grammar is timed
+    against the same prompt without it.
+    """
+    llm = model.client
+    filler = " ".join(f"Evidence sentence {i} mentions a different fact." for i in range(60))
+    short = "Write a long story about a lighthouse keeper."
+    with _generate_lock:
+        prefill_s, prompt_tokens, _ = _complete(llm, filler, max_tokens=1)
+        prefill_tps = prompt_tokens / prefill_s
+        per_token: dict[str, float] = {}
+        for name, extra in (
+            ("plain", {"logit_bias": {llm.token_eos(): -100.0}}),
+            ("grammar", {"grammar": label_grammar(labels)}),
+        ):
+            seconds, used, made = _complete(llm, short, max_tokens=64, **extra)
+            per_token[name] = max(0.0, seconds - used / prefill_tps) / max(1, made)
+    plain, grammar = per_token["plain"], per_token["grammar"]
+    return {
+        "prefill_tps": prefill_tps,
+        "generate_tps": 1.0 / plain if plain else 0.0,
+        "grammar_ms_per_token": 1000 * grammar,
+        "plain_ms_per_token": 1000 * plain,
+    }
+
+
+def _complete(llm: Any, prompt: str, **kwargs: Any) -> tuple[float, int, int]:
+    """Seconds, prompt tokens and generated tokens of one completion from an empty context."""
+    llm.reset()
+    t0 = time.perf_counter()
+    out = llm.create_completion(prompt, temperature=0.0, **kwargs)
+    usage = out["usage"]
+    return time.perf_counter() - t0, int(usage["prompt_tokens"]), int(usage["completion_tokens"])

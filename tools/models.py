@@ -59,6 +59,23 @@ def resolve_model(
         return _cache[key]
 
 
+def loaded_model(
+    spec: ModelSpec,
+    *,
+    temperature: float = 0.0,
+    max_tokens: int = 512,
+    timeout: float = 300.0,
+    top_p: float = 0.0,
+) -> BaseChatModel | None:
+    """The model ``resolve_model`` would return when it is ready without loading, else None."""
+    if isinstance(spec, BaseChatModel):
+        return spec
+    spec = spec.strip()
+    if spec in _registered:
+        return _registered[spec]
+    return _cache.get((spec, temperature, max_tokens, timeout, top_p))
+
+
 def _build(
     spec: str, temperature: float, max_tokens: int, timeout: float, top_p: float
 ) -> BaseChatModel:
