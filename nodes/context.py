@@ -63,6 +63,13 @@ class Context:
             "the local collection; 'auto' picks Tavily when the key is set."
         },
     )
+    rag_engine: Literal["dense", "hybrid"] = field(
+        default="hybrid",
+        metadata={
+            "description": "Engine of the 'rag' tool: 'hybrid' fuses MiniLM dense and stemmed "
+            "BM25 rankings (better recall, measured); 'dense' is the papers' dense retrieval."
+        },
+    )
     top_k: int = field(default=3, metadata={"description": "Documents retrieved per query."})
     max_rounds: int = field(default=3, metadata={"description": "Debate round limit T."})
     max_claim_chars: int = field(
@@ -111,6 +118,8 @@ class Context:
             raise ValueError("max_rounds and top_k must be at least 1")
         if not 0 <= self.model_retries <= 10:
             raise ValueError(f"model_retries must be 0..10, got {self.model_retries}")
+        if self.rag_engine not in ("dense", "hybrid"):
+            raise ValueError(f"rag_engine must be dense or hybrid, got {self.rag_engine!r}")
         if self.search_backend not in ("auto", "tavily", "offline"):
             raise ValueError(
                 f"search_backend must be auto, tavily or offline, got {self.search_backend!r}"
