@@ -52,11 +52,12 @@ def load_documents(
     problems: list[str] = []
     docs: list[Evidence] = []
     seen: set[str] = set()
-    for doc in _iter_folder(path, max_bytes) if path.is_dir() else _iter_jsonl(path, max_bytes):
+    records = _iter_folder(path, max_bytes) if path.is_dir() else _iter_jsonl(path, max_bytes)
+    for where, doc in records:
         if isinstance(doc, str):
-            problems.append(doc)
+            problems.append(f"{where}: {doc}")
         elif doc["id"] in seen:
-            problems.append(f"{path}: duplicate document id {doc['id']!r}")
+            problems.append(f"{where}: duplicate document id {doc['id']!r}")
         else:
             seen.add(doc["id"])
             docs.append(doc)
@@ -77,44 +78,52 @@ def _read(file: Path, max_bytes: int) -> bytes:
     return file.read_bytes()
 
 
-def _iter_jsonl(path: Path, max_bytes: int) -> Iterator[Evidence | str]:
-    """Records of a JSONL file; a bad line yields its ``FILE:LINE: problem`` instead."""
+def _iter_jsonl(path: Path, max_bytes: int) -> Iterator[tuple[str, Evidence | str]]:
+    """``(FILE:LINE, record)`` of a JSONL file; a bad line gives its problem instead."""
     for number, raw in enumerate(_read(path, max_bytes).split(b"\n"), 1):
+        where = f"{path}:{number}"
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            yield f"{path}:{number}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+            yield where, f"not UTF-8 text ({exc.reason} at byte {exc.start})"
             continue
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            yield f"{path}:{number}: not JSON ({exc.msg} at column {exc.colno})"
+            yield where, f"not JSON ({exc.msg} at column {exc.colno})"
             continue
         if not isinstance(record, dict):
-            yield f"{path}:{number}: expected a JSON object with id, title, text"
+            yield where, "expected a JSON object with id, title, text"
             continue
         ident, text, title = record.get("id"), record.get("text"), record.get("title", "")
         if not isinstance(ident, str | int) or isinstance(ident, bool) or not str(ident).strip():
-            yield f"{path}:{number}: missing or empty id (a string or an integer)"
+            yield where, "missing or empty id (a string or an integer)"
         elif not isinstance(text, str) or not text.strip():
-            yield f"{path}:{number}: missing or empty text (a string)"
+            yield where, "missing or empty text (a string)"
         elif not isinstance(title, str | None):
-            yield f"{path}:{number}: title must be a string"
+            yield where, "title must be a string"
         else:
-            yield Evidence(
-                id=str(ident).strip(), title=title or "", text=text.strip(), source="", score=0.0
+            yield (
+                where,
+                Evidence(
+                    id=str(ident).strip(),
+                    title=title or "",
+                    text=text.strip(),
+                    source="",
+                    score=0.0,
+                ),
             )
 
 
-def _iter_folder(path: Path, max_bytes: int) -> Iterator[Evidence | str]:
+def _iter_folder(path: Path, max_bytes: int) -> Iterator[tuple[str, Evidence | str]]:
     for file in sorted(p for p in path.rglob("*") if p.suffix.lower() in {".txt", ".md"}):
         try:
             text = _read(file, max_bytes).decode("utf-8").strip()
         except UnicodeDecodeError as exc:
-            yield f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+            yield str(file), f"not UTF-8 text ({exc.reason} at byte {exc.start})"
             continue
         if text:
             ident = str(file.relative_to(path))
-            yield Evidence(id=ident, title=file.stem, text=text, source="", score=0.0)
+            yield str(file), Evidence(id=ident, title=file.stem, text=text, source="", score=0.0)

@@ -90,8 +90,8 @@ def _client(uri: str) -> Any:
                 continue
             if lite:  # Milvus Lite reports a held file lock only in its log
                 hint = (
-                    "another process is using this Milvus Lite file; stop it, wait, or set "
-                    "FACTDEBATE_HOME"
+                    "another process may be using this Milvus Lite file; stop it, wait, or "
+                    "set FACTDEBATE_HOME"
                 )
             else:
                 hint = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
@@ -99,13 +99,18 @@ def _client(uri: str) -> Any:
 
 
 def collection_exists(collection: str, uri: str = "") -> bool:
-    """Whether ``collection`` has a live, compatible index with its Milvus part present."""
+    """Whether ``collection`` has a live, compatible index with its Milvus part present.
+
+    Raises:
+        IndexUnavailableError: the Milvus index cannot be opened (checked first).
+    """
+    client = _client(milvus_uri(uri))
     try:
         manifest = live_manifest(collection)
     except (IndexMissingError, IndexMismatchError):
         return False
     with _lock:
-        return bool(_client(milvus_uri(uri)).has_collection(manifest.milvus_name))
+        return bool(client.has_collection(manifest.milvus_name))
 
 
 def build_collection(

@@ -190,7 +190,7 @@ def test_a_collection_held_by_another_process_fails_after_a_bounded_wait(
         assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
         monkeypatch.setenv("FACTDEBATE_INDEX_WAIT_S", "1")
         start = time.monotonic()
-        with pytest.raises(IndexUnavailableError, match="another process is using"):
+        with pytest.raises(IndexUnavailableError, match="another process may be using"):
             run_tool("rag", "anything", k=3, collection="default")
         assert time.monotonic() - start < 30
         file = tmp_path / "c.jsonl"
@@ -257,3 +257,50 @@ def test_reindex_killed_at_a_random_point_leaves_the_previous_index_usable(
     assert [p.name for p in (data_home / "bm25").iterdir()] == [
         f"killed__{live_manifest('killed').generation}"
     ]
+
+
+def test_load_documents_reports_each_bad_line(tmp_path: Path) -> None:
+    from tools.corpus import CorpusError, load_documents
+
+    file = tmp_path / "c.jsonl"
+    file.write_bytes(
+        b'{"id": "1", "title": "Sun", "text": "The Sun is a star."}\n'
+        b'{"id": "2", "text": "caf\xe9 latte"}\n'  # Latin-1, not UTF-8
+        b'{"id": "3", "text": \n'
+        b'{"id": "4", "text": null}\n'
+        b'{"id": "1", "text": "again"}\n'
+        b'["a list"]\n'
+        b'{"id": "5", "title": "Moon", "text": "The Moon orbits Earth."}\n'
+    )
+    skipped: list[str] = []
+    docs = load_documents(file, skipped=skipped)
+    assert [d["id"] for d in docs] == ["1", "5"]
+    assert [s.split(": ", 1)[0] for s in skipped] == [f"{file}:{n}" for n in (2, 3, 4, 5, 6)]
+    assert "not UTF-8" in skipped[0] and "not JSON" in skipped[1] and "text" in skipped[2]
+    assert "duplicate document id '1'" in skipped[3] and "JSON object" in skipped[4]
+    with pytest.raises(CorpusError, match=r"c\.jsonl:2: not UTF-8"):
+        load_documents(file)  # strict when no report is asked for
+    with pytest.raises(CorpusError, match="not a regular file"):
+        load_documents(Path("/dev/zero"))
+
+
+def test_cli_index_indexes_valid_records_and_names_skipped_ones(
+    tmp_path: Path, data_home: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from factdebate.cli import app
+
+    file = tmp_path / "c.jsonl"
+    file.write_bytes(
+        b'{"id": "1", "title": "Sun", "text": "The Sun is a star."}\n'
+        b'{"id": "2", "text": "\xff\xfe"}\n'
+        b"not json\n"
+        b'{"id": "3", "title": "Moon", "text": "The Moon orbits Earth."}\n'
+    )
+    result = CliRunner().invoke(app, ["index", str(file), "--collection", "mixed"])
+    assert result.exit_code == 0, result.output
+    assert f"skipped {file}:2: not UTF-8" in result.output
+    assert f"skipped {file}:3: not JSON" in result.output
+    assert "skipped 2 bad record(s)" in result.output and "indexed 2 documents" in result.output
+    assert search("mixed", "moon") == ["3"]
