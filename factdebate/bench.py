@@ -227,14 +227,11 @@ def prepare_collection(
     ):
         return context
     dataset = corpus_source(dataset)
-    from tools.index import build_index
-    from tools.search import bm25_dir
-    from tools.vectorstore import collection_exists
+    from tools.index import build_index, index_ready
 
     loader, name = CORPORA[dataset], collection_name(dataset)
     uri = str(context.get("milvus_uri", ""))
-    ready = collection_exists(name, uri) and (bm25_dir(name) / "documents.json").exists()
-    if not ready:
+    if not index_ready(name, uri):
         folder = dataset_folder(dataset, data_dir)
         build_index(loader(folder) if folder is not None else loader(), name, uri)
     return {**context, "collection": name}

@@ -346,13 +346,24 @@ def index(
     collection: Annotated[str, typer.Option(help="Name of the index to (re)build.")] = "default",
     milvus_uri: Annotated[str, typer.Option(help="Milvus server URI; default Milvus Lite.")] = "",
 ) -> None:
-    """Build (or rebuild) a retrieval index from your own documents."""
-    from tools.corpus import CorpusError, load_documents
+    """Build (or rebuild) a retrieval index from your own documents.
 
+    Bad records are skipped and listed as FILE:LINE: problem; the live index is replaced
+    only when the new one is complete.
+    """
+    from tools.corpus import CorpusError, load_documents
+    from tools.manifest import check_name
+
+    skipped: list[str] = []
     try:
-        docs = load_documents(path)
-    except CorpusError as exc:
+        check_name(collection)
+        docs = load_documents(path, skipped=skipped)
+    except (CorpusError, ValueError) as exc:
         fail(str(exc))
+    for problem in skipped:
+        err.print(f"skipped {problem}", markup=False, highlight=False, soft_wrap=True)
+    if skipped:
+        err.print(f"skipped {len(skipped)} bad record(s)", markup=False, highlight=False)
     _index_with_progress(docs, collection, milvus_uri)
 
 
@@ -527,13 +538,19 @@ def bench_retrieval(
     dataset: Annotated[str, typer.Option(help="scifact or fever-mini.")] = "scifact",
     data_dir: Annotated[Path | None, typer.Option(help="Datasets root folder.")] = None,
     limit: Annotated[int | None, typer.Option(help="Sample this many claims.")] = None,
+    split: Annotated[str, typer.Option(help="SciFact claims: dev or train.")] = "dev",
+    rebuild: Annotated[
+        bool, typer.Option(help="Re-index even if the same corpus is already indexed.")
+    ] = False,
 ) -> None:
-    """Recall@1/3/10 and MRR@10 of dense, BM25 and fused retrieval, with timings."""
+    """Recall@k, hit@k, MRR, build time and ms/query of every engine, as debaters call them."""
     from factdebate.datasets import DatasetError
     from factdebate.retrieval_bench import render_retrieval, run_retrieval_bench
 
     try:
-        result = run_retrieval_bench(dataset, data_dir, limit, out_dir)
+        result = run_retrieval_bench(
+            dataset, data_dir, limit, out_dir, split=split, rebuild=rebuild
+        )
     except (DatasetError, ValueError) as exc:
         fail(str(exc))
     print_markdown(render_retrieval(result))

@@ -1,4 +1,4 @@
-"""Retrieval benchmark: recall@1/3/10 and MRR@10 of dense, BM25 and reciprocal-rank fusion."""
+"""Retrieval benchmark: what each debater's tool returns, scored by recall@k, hit@k and MRR."""
 
 from __future__ import annotations
 
@@ -13,28 +13,19 @@ from factdebate.datasets import DATASETS, DatasetError, sample
 from factdebate.metrics import retrieval_metrics
 from tools.files import write_atomic
 
-RRF_K = 60
-DEPTH = 10
-FETCH = 30  # passages fetched per engine before collapsing them to documents
+CUTS = (3, 10)  # each cut is its own call with that top_k, as a debater would make it
+# engine -> (debater tool, rag_engine): the RAG tool's two engines, the offline search tool's one
+ENGINES: dict[str, tuple[str, str]] = {
+    "dense": ("rag", "dense"),
+    "hybrid": ("rag", "hybrid"),
+    "bm25": ("search", "hybrid"),
+}
 
 
-def doc_ids(passage_ids: Sequence[str], depth: int = DEPTH) -> list[str]:
-    """Collapse passage ids (``doc#i``) to document ids, first occurrence wins."""
-    out: list[str] = []
-    for pid in passage_ids:
-        doc = pid.split("#", 1)[0]
-        if doc not in out:
-            out.append(doc)
-    return out[:depth]
-
-
-def fuse(rankings: Sequence[Sequence[str]], k: int = RRF_K, depth: int = DEPTH) -> list[str]:
-    """Reciprocal-rank fusion: score(d) = sum over rankings of 1 / (k + rank)."""
-    scores: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, doc in enumerate(ranking, 1):
-            scores[doc] = scores.get(doc, 0.0) + 1.0 / (k + rank)
-    return sorted(scores, key=lambda d: (-scores[d], d))[:depth]
+def hit_rate(ranked: Sequence[Sequence[str]], gold: Sequence[set[str]], k: int) -> float:
+    """Share of queries with at least one gold document in the top ``k``."""
+    scored = [(r, g) for r, g in zip(ranked, gold, strict=True) if g]
+    return round(sum(bool(g & set(r[:k])) for r, g in scored) / len(scored), 4) if scored else 0.0
 
 
 def run_retrieval_bench(
@@ -45,69 +36,86 @@ def run_retrieval_bench(
     *,
     seed: int = 0,
     milvus_uri: str = "",
+    rebuild: bool = False,
+    split: str = "dev",
 ) -> dict[str, Any]:
-    """Index the dataset's corpus afresh and score dense, BM25 and fused retrieval.
+    """Score every engine through the debaters' own retrieval call on a dataset's claims.
 
-    Queries are the claims that have gold documents (``meta["gold_doc_ids"]``); a seeded
-    sample of ``limit`` of them when given. Writes ``retrieval.json`` and ``retrieval.md``
+    The corpus is indexed into ``rbench_<dataset>`` unless an index of the same corpus is
+    already live there (``rebuild`` forces a new build); build times come from the index
+    manifest. Queries are the claims with gold documents (``meta["gold_doc_ids"]``), a
+    seeded sample of ``limit`` when given. Writes ``retrieval.json`` and ``retrieval.md``
     to ``out_dir`` and returns the same numbers.
     """
-    from tools.index import build_index
-    from tools.search import OfflineSearch
-    from tools.vectorstore import dense_search
+    from tools.index import build_index, index_ready, split_passages
+    from tools.manifest import corpus_hash, live_manifest
+    from tools.retrieval import run_tool
 
     if dataset not in CORPORA:
         raise DatasetError(f"retrieval benchmark supports {', '.join(CORPORA)}, not {dataset!r}")
     folder = dataset_folder(dataset, data_dir)
-    loaded = DATASETS[dataset](folder) if folder is not None else DATASETS[dataset]()
+    kwargs: dict[str, Any] = {"split": split} if dataset == "scifact" else {}
+    loaded = DATASETS[dataset](folder, **kwargs) if folder else DATASETS[dataset](**kwargs)
     queries = sample([i for i in loaded.items if i.meta.get("gold_doc_ids")], limit, seed)
     if not queries:
         raise DatasetError(f"{dataset}: no claims with gold documents")
     corpus = CORPORA[dataset](folder) if folder is not None else CORPORA[dataset]()
     collection = f"rbench_{collection_name(dataset)}"
+    same = index_ready(collection, milvus_uri) and live_manifest(
+        collection
+    ).corpus_sha256 == corpus_hash(split_passages(corpus))
+    if rebuild or not same:
+        build_index(corpus, collection, milvus_uri)
+    manifest = live_manifest(collection)
 
-    t0 = time.perf_counter()
-    passages = build_index(corpus, collection, milvus_uri)
-    build_s = time.perf_counter() - t0
-    lexical = OfflineSearch(collection)
-    for item in queries[:5]:  # warm up: model load, collection load, background index build
-        dense_search(collection, item.claim, FETCH, milvus_uri)
-        lexical.search(item.claim, FETCH)
-
-    ranked: dict[str, list[list[str]]] = {"dense": [], "bm25": [], "fusion": []}
-    seconds: dict[str, float] = dict.fromkeys(ranked, 0.0)
-    for item in queries:
-        t0 = time.perf_counter()
-        dense = doc_ids(
-            [d["id"] for d in dense_search(collection, item.claim, FETCH, milvus_uri)], FETCH
+    def call(engine: str, query: str, k: int) -> list[str]:
+        tool, rag_engine = ENGINES[engine]
+        docs = run_tool(
+            tool,
+            query,
+            k=k,
+            collection=collection,
+            milvus_uri=milvus_uri,
+            search_backend_name="offline",
+            rag_engine=rag_engine,
         )
-        t1 = time.perf_counter()
-        bm25 = doc_ids([d["id"] for d in lexical.search(item.claim, FETCH)], FETCH)
-        t2 = time.perf_counter()
-        fused = fuse([dense, bm25])
-        dense_s, bm25_s, fuse_s = t1 - t0, t2 - t1, time.perf_counter() - t2
-        ranked["dense"].append(dense[:DEPTH])
-        ranked["bm25"].append(bm25[:DEPTH])
-        ranked["fusion"].append(fused)
-        seconds["dense"] += dense_s
-        seconds["bm25"] += bm25_s
-        seconds["fusion"] += dense_s + bm25_s + fuse_s
+        return [d["id"] for d in docs]
+
+    for item in queries[:5]:  # warm up: model load, collection load, background index build
+        for engine in ENGINES:
+            call(engine, item.claim, max(CUTS))
     gold = [set(map(str, item.meta["gold_doc_ids"])) for item in queries]
+    engines: dict[str, Any] = {}
+    for engine in ENGINES:
+        runs: dict[int, list[list[str]]] = {k: [] for k in CUTS}
+        seconds = 0.0
+        for item in queries:
+            for k in CUTS:
+                t0 = time.perf_counter()
+                runs[k].append(call(engine, item.claim, k))
+                seconds += time.perf_counter() - t0 if k == CUTS[0] else 0.0
+        at3 = retrieval_metrics(runs[3], gold, ks=(1, 3))
+        at10 = retrieval_metrics(runs[10], gold, ks=(10,))
+        engines[engine] = {
+            "recall@1": at3["recall@1"],
+            "recall@3": at3["recall@3"],
+            "recall@10": at10["recall@10"],
+            "hit@3": hit_rate(runs[3], gold, 3),
+            "hit@10": hit_rate(runs[10], gold, 10),
+            "mrr@10": at10["mrr@10"],
+            "distinct@3": round(sum(len(set(r)) for r in runs[3]) / len(queries), 3),
+            "ms_per_query": round(1000 * seconds / len(queries), 2),
+        }
     result: dict[str, Any] = {
         "dataset": dataset,
+        "split": split if dataset == "scifact" else "",
         "queries": len(queries),
-        "documents": len(corpus),
-        "passages": passages,
-        "index_build_s": round(build_s, 2),
+        "documents": manifest.documents,
+        "passages": manifest.passages,
+        "build_s": manifest.build_s,
         "seed": seed,
         "limit": limit,
-        "engines": {
-            name: {
-                **retrieval_metrics(runs, gold),
-                "ms_per_query": round(1000 * seconds[name] / len(queries), 2),
-            }
-            for name, runs in ranked.items()
-        },
+        "engines": engines,
     }
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -118,18 +126,24 @@ def run_retrieval_bench(
 
 def render_retrieval(result: dict[str, Any]) -> str:
     """Markdown table of a retrieval benchmark."""
+    build = result["build_s"]
+    builds = {"dense": build.get("dense", 0.0), "bm25": build.get("bm25", 0.0)}
+    builds["hybrid"] = builds["dense"] + builds["bm25"]
     lines = [
-        f"# Retrieval on {result['dataset']}",
+        f"# Retrieval on {result['dataset']} {result.get('split', '')}".rstrip(),
         "",
         f"{result['queries']} queries, {result['documents']} documents "
-        f"({result['passages']} passages), index build {result['index_build_s']:.1f} s.",
+        f"({result['passages']} passages). Each cell is what a debater's tool returns "
+        "(top_k = 3 for @1/@3, top_k = 10 for @10); ms/query at top_k = 3.",
         "",
-        "| engine | recall@1 | recall@3 | recall@10 | MRR@10 | ms/query |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| engine | recall@1 | recall@3 | recall@10 | hit@3 | hit@10 | MRR@10 | "
+        "distinct docs in top 3 | build s | ms/query |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, m in result["engines"].items():
         lines.append(
-            f"| {name} | {m['recall@1']:.3f} | {m['recall@3']:.3f} | "
-            f"{m['recall@10']:.3f} | {m['mrr@10']:.3f} | {m['ms_per_query']:.1f} |"
+            f"| {name} | {m['recall@1']:.3f} | {m['recall@3']:.3f} | {m['recall@10']:.3f} | "
+            f"{m['hit@3']:.3f} | {m['hit@10']:.3f} | {m['mrr@10']:.3f} | {m['distinct@3']:.2f} | "
+            f"{builds.get(name, 0.0):.1f} | {m['ms_per_query']:.1f} |"
         )
     return "\n".join(lines) + "\n"

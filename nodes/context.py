@@ -180,6 +180,13 @@ class Context:
             "scholarly abstracts (OpenAlex works API, summarised; OPENALEX_* settings)."
         },
     )
+    rag_engine: Literal["dense", "hybrid"] = field(
+        default="hybrid",
+        metadata={
+            "description": "Engine of the 'rag' tool: 'hybrid' fuses MiniLM dense and stemmed "
+            "BM25 rankings (better recall, measured); 'dense' is the papers' dense retrieval."
+        },
+    )
     top_k: int = setting(3, "Documents retrieved per query.", 1, 100)
     max_rounds: int = setting(3, "Debate round limit T.", 1, 20)
     max_claim_chars: int = setting(2000, "Longest claim accepted, in characters.", 1, 100_000)

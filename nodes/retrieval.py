@@ -6,6 +6,7 @@ from nodes.context import Context
 from tools.llm import redact
 from tools.records import ErrorRecord, Evidence
 from tools.retrieval import retrieve
+from tools.vectorstore import IndexUnavailableError
 
 
 async def retrieve_or_record(
@@ -14,7 +15,9 @@ async def retrieve_or_record(
     """Run ``query`` through ``tool`` with the run's top-k, index and timeout settings.
 
     Any backend fault is caught (backends raise many types): the caller goes on without
-    documents, and the fault is recorded as ``timeout`` or ``tool_error``.
+    documents, and the fault is recorded as ``timeout`` or ``tool_error``. An index that
+    exists but cannot be used (held by another process, inconsistent) is raised instead:
+    the run must not reach a verdict without the evidence it asked for.
     """
     try:
         docs = await retrieve(
@@ -24,8 +27,11 @@ async def retrieve_or_record(
             collection=ctx.collection,
             milvus_uri=ctx.milvus_uri,
             search_backend_name=ctx.search_backend,
+            rag_engine=ctx.rag_engine,
             timeout=ctx.call_timeout_s,
         )
+    except IndexUnavailableError:
+        raise
     except Exception as exc:  # recorded, never raised: see the docstring
         kind = "timeout" if isinstance(exc, TimeoutError) else "tool_error"
         message = redact(f"{tool}: {type(exc).__name__}: {exc}")

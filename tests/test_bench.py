@@ -260,15 +260,6 @@ def test_resume_after_killed_process(tmp_path: Path) -> None:
     assert m["n"] == 24 and m["run"]["resumed_items"] == len(before)
 
 
-def test_fusion_and_passage_collapse() -> None:
-    from factdebate.retrieval_bench import doc_ids, fuse
-
-    assert doc_ids(["a#0", "b", "a#1", "c#2"]) == ["a", "b", "c"]
-    # b: 1/62 + 1/61 beats a: 1/61 + 1/63 ; c only once
-    assert fuse([["a", "b", "c"], ["b", "d", "a"]]) == ["b", "a", "d", "c"]
-    assert fuse([["x"], []], depth=1) == ["x"]
-
-
 SERVER_GRAPH = """
 import sys
 sys.path.insert(0, {repo!r})

@@ -11,6 +11,7 @@ from pathlib import Path
 from tools.records import Evidence
 
 DEFAULT_COLLECTION = "default"
+MAX_BYTES = 2 * 1024**3  # largest corpus file read
 
 
 class CorpusError(ValueError):
@@ -30,55 +31,99 @@ def default_corpus_path() -> Path:
     return Path(str(resources.files("factdebate") / "data" / "default_corpus.jsonl"))
 
 
-def load_documents(path: Path) -> list[Evidence]:
+def load_documents(
+    path: Path, skipped: list[str] | None = None, max_bytes: int = MAX_BYTES
+) -> list[Evidence]:
     """Load ``id``/``title``/``text`` JSONL, or every .txt/.md file under a folder.
 
+    Args:
+        path: A JSONL file or a folder.
+        skipped: When given, bad records (invalid UTF-8, malformed JSON, missing or non-text
+            id/text, duplicate ids) are left out and described here as ``FILE:LINE: problem``;
+            otherwise the first one raises.
+        max_bytes: Largest file read.
+
     Raises:
-        CorpusError: missing path, unreadable or malformed records (with file and line),
-            duplicate ids, or no documents at all.
+        CorpusError: missing, oversized or non-regular path; a bad record (unless
+            ``skipped`` is given); no documents at all.
     """
     if not path.exists():
         raise CorpusError(f"no such file or folder: {path}")
-    docs = list(_iter_folder(path) if path.is_dir() else _iter_jsonl(path))
+    problems: list[str] = []
+    docs: list[Evidence] = []
+    seen: set[str] = set()
+    records = _iter_folder(path, max_bytes) if path.is_dir() else _iter_jsonl(path, max_bytes)
+    for where, doc in records:
+        if isinstance(doc, str):
+            problems.append(f"{where}: {doc}")
+        elif doc["id"] in seen:
+            problems.append(f"{where}: duplicate document id {doc['id']!r}")
+        else:
+            seen.add(doc["id"])
+            docs.append(doc)
+        if problems and skipped is None:
+            raise CorpusError(problems[0])
+    if skipped is not None:
+        skipped.extend(problems)
     if not docs:
         raise CorpusError(f"no documents found in {path}")
-    seen: set[str] = set()
-    for doc in docs:
-        if doc["id"] in seen:
-            raise CorpusError(f"duplicate document id {doc['id']!r} in {path}")
-        seen.add(doc["id"])
     return docs
 
 
-def _iter_jsonl(path: Path) -> Iterator[Evidence]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise CorpusError(f"{path} is not UTF-8 text ({exc.reason})") from exc
-    for number, line in enumerate(lines, 1):
+def _read(file: Path, max_bytes: int) -> bytes:
+    if not file.is_file():
+        raise CorpusError(f"{file} is not a regular file")
+    if file.stat().st_size > max_bytes:
+        raise CorpusError(f"{file} is larger than {max_bytes} bytes")
+    return file.read_bytes()
+
+
+def _iter_jsonl(path: Path, max_bytes: int) -> Iterator[tuple[str, Evidence | str]]:
+    """``(FILE:LINE, record)`` of a JSONL file; a bad line gives its problem instead."""
+    for number, raw in enumerate(_read(path, max_bytes).split(b"\n"), 1):
+        where = f"{path}:{number}"
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield where, f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+            continue
         if not line.strip():
             continue
         try:
             record = json.loads(line)
-            text = str(record["text"]).strip()
-            ident = str(record["id"]).strip()
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise CorpusError(
-                f"{path}:{number}: expected JSON with id, title, text ({exc})"
-            ) from exc
-        if not text or not ident:
-            raise CorpusError(f"{path}:{number}: empty id or text")
-        yield Evidence(
-            id=ident, title=str(record.get("title", "")), text=text, source="", score=0.0
-        )
+        except json.JSONDecodeError as exc:
+            yield where, f"not JSON ({exc.msg} at column {exc.colno})"
+            continue
+        if not isinstance(record, dict):
+            yield where, "expected a JSON object with id, title, text"
+            continue
+        ident, text, title = record.get("id"), record.get("text"), record.get("title", "")
+        if not isinstance(ident, str | int) or isinstance(ident, bool) or not str(ident).strip():
+            yield where, "missing or empty id (a string or an integer)"
+        elif not isinstance(text, str) or not text.strip():
+            yield where, "missing or empty text (a string)"
+        elif not isinstance(title, str | None):
+            yield where, "title must be a string"
+        else:
+            yield (
+                where,
+                Evidence(
+                    id=str(ident).strip(),
+                    title=title or "",
+                    text=text.strip(),
+                    source="",
+                    score=0.0,
+                ),
+            )
 
 
-def _iter_folder(path: Path) -> Iterator[Evidence]:
+def _iter_folder(path: Path, max_bytes: int) -> Iterator[tuple[str, Evidence | str]]:
     for file in sorted(p for p in path.rglob("*") if p.suffix.lower() in {".txt", ".md"}):
         try:
-            text = file.read_text(encoding="utf-8").strip()
+            text = _read(file, max_bytes).decode("utf-8").strip()
         except UnicodeDecodeError as exc:
-            raise CorpusError(f"{file} is not UTF-8 text ({exc.reason})") from exc
+            yield str(file), f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+            continue
         if text:
             ident = str(file.relative_to(path))
-            yield Evidence(id=ident, title=file.stem, text=text, source="", score=0.0)
+            yield str(file), Evidence(id=ident, title=file.stem, text=text, source="", score=0.0)

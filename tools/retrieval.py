@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Literal
 
 from tools.index import ensure_index
+from tools.manifest import live_manifest
+from tools.ranking import RRF_K, rrf
 from tools.records import Evidence
-from tools.search import search_backend
-from tools.vectorstore import dense_search
+from tools.search import FETCH_DOCS, lexical_index, search_backend, to_evidence
+from tools.vectorstore import dense_rank, dense_search
 
 ToolFn = Callable[[str, int], list[Evidence]]
+RagEngine = Literal["dense", "hybrid"]
+RAG_ENGINES: tuple[RagEngine, ...] = ("dense", "hybrid")
+DENSE_WEIGHT = 1.0  # weight of the dense ranking in hybrid fusion (stemmed BM25 has 1.0)
 _overrides: dict[str, ToolFn] = {}
 
 
@@ -25,15 +31,57 @@ def override_tool(name: str, fn: ToolFn | None) -> None:
         _overrides[name] = fn
 
 
+def hybrid_search(
+    collection: str,
+    query: str,
+    k: int,
+    milvus_uri: str = "",
+    *,
+    dense_weight: float = DENSE_WEIGHT,
+    rrf_k: int = RRF_K,
+) -> list[Evidence]:
+    """Fuse MiniLM dense and stemmed BM25 document rankings by weighted reciprocal rank.
+
+    Each engine ranks distinct documents (``max(k, FETCH_DOCS)`` deep); a document is shown
+    by the passage of the engine that ranked it higher.
+    """
+    manifest = live_manifest(collection)
+    depth = max(k, FETCH_DOCS)
+    dense = dense_rank(manifest, query, depth, milvus_uri)
+    lexical = lexical_index(manifest)
+    lexical_ranked = lexical.rank(query, depth)
+    fused = rrf(
+        [[doc for doc, _, _ in dense], [doc for doc, _ in lexical_ranked]],
+        [dense_weight, 1.0],
+        rrf_k,
+    )[:k]
+    shown = {doc: p for doc, p, _ in reversed(dense)}
+    dense_rank_of = {doc: r for r, (doc, _, _) in enumerate(dense)}
+    for rank, (doc, index) in enumerate(lexical_ranked):
+        if rank < dense_rank_of.get(doc, depth):
+            shown[doc] = lexical.passages[index]
+    return [to_evidence(shown[doc], "hybrid", score) for doc, score in fused]
+
+
 def _run(
-    tool: str, query: str, k: int, collection: str, milvus_uri: str, backend: str
+    tool: str,
+    query: str,
+    k: int,
+    collection: str,
+    milvus_uri: str,
+    backend: str,
+    rag_engine: str = "hybrid",
 ) -> list[Evidence]:
     if tool in _overrides:
         return _overrides[tool](query, k)
     if tool == "none":
         return []
     if tool == "rag":
+        if rag_engine not in RAG_ENGINES:
+            raise ValueError(f"unknown rag_engine {rag_engine!r}: expected dense or hybrid")
         ensure_index(collection, milvus_uri)
+        if rag_engine == "hybrid":
+            return hybrid_search(collection, query, k, milvus_uri)
         return dense_search(collection, query, k, milvus_uri)
     if tool == "search":
         engine = search_backend(backend, collection)
@@ -41,6 +89,20 @@ def _run(
             ensure_index(collection, milvus_uri)
         return engine.search(query, k)
     raise ValueError(f"unknown tool {tool!r}: expected rag, search or none")
+
+
+def run_tool(
+    tool: str,
+    query: str,
+    *,
+    k: int,
+    collection: str,
+    milvus_uri: str = "",
+    search_backend_name: str = "auto",
+    rag_engine: str = "hybrid",
+) -> list[Evidence]:
+    """One retrieval, synchronously: exactly what a debater's tool returns (benchmarks use it)."""
+    return _run(tool, query, k, collection, milvus_uri, search_backend_name, rag_engine)
 
 
 async def retrieve(
@@ -51,10 +113,13 @@ async def retrieve(
     collection: str,
     milvus_uri: str = "",
     search_backend_name: str = "auto",
+    rag_engine: str = "hybrid",
     timeout: float = 60.0,
 ) -> list[Evidence]:
     """Run one retrieval off the event loop; raises on failure or timeout (callers record it)."""
     return await asyncio.wait_for(
-        asyncio.to_thread(_run, tool, query, k, collection, milvus_uri, search_backend_name),
+        asyncio.to_thread(
+            _run, tool, query, k, collection, milvus_uri, search_backend_name, rag_engine
+        ),
         timeout=timeout,
     )

@@ -1,20 +1,31 @@
-"""Search backends with one result shape: Tavily web search, or BM25 over a local collection."""
+"""Search backends with one result shape: Tavily web search, or stemmed BM25 over a collection."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
-from tools.corpus import data_home
+from tools.manifest import (
+    BM25_METHOD,
+    IndexMismatchError,
+    Manifest,
+    bm25_dir,
+    corpus_hash,
+    live_manifest,
+)
+from tools.ranking import Passage, best_per_document
 from tools.records import Evidence
-from tools.vectorstore import IndexMissingError
 
 _lock = threading.Lock()
+TITLE_WEIGHT = 0.5  # title field's BM25 weight next to the text's (tuned on SciFact train)
+FETCH_DOCS = 100  # documents each engine hands to fusion
 
 
 class SearchBackend(Protocol):
@@ -27,39 +38,137 @@ class SearchBackend(Protocol):
         ...
 
 
-def bm25_dir(collection: str) -> Path:
-    """Where the lexical index of ``collection`` lives."""
-    return data_home() / "bm25" / collection
+@cache
+def _stemmer() -> Any:
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
 
 
-def build_bm25(collection: str, docs: Sequence[Evidence]) -> None:
-    """Build and save the BM25 index of ``collection``."""
+def tokenize(texts: Sequence[str]) -> list[list[str]]:
+    """Lower-case word tokens without English stopwords, Snowball-stemmed (the one analyzer)."""
     import bm25s
 
-    texts = [f"{d['title']}\n{d['text']}" for d in docs]
-    retriever = bm25s.BM25()
-    retriever.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
-    target = bm25_dir(collection)
-    target.mkdir(parents=True, exist_ok=True)
-    retriever.save(str(target))
-    records = [{"id": d["id"], "title": d["title"], "text": d["text"]} for d in docs]
-    (target / "documents.json").write_text(json.dumps(records), encoding="utf-8")
-    _load_bm25.cache_clear()
+    tokens: list[list[str]] = bm25s.tokenize(
+        list(texts), stopwords="en", stemmer=_stemmer(), return_ids=False, show_progress=False
+    )
+    return tokens
+
+
+def _fit(texts: Sequence[str]) -> Any | None:
+    """A BM25 index of ``texts``, or None when no text has a single searchable word."""
+    import bm25s
+
+    tokens = tokenize(texts)
+    if not any(tokens):
+        return None
+    retriever = bm25s.BM25(method=BM25_METHOD)
+    retriever.index(tokens, show_progress=False)
+    return retriever
+
+
+def build_bm25(target: Path, passages: Sequence[Passage]) -> None:
+    """Build the two-field (text, title) BM25 index of ``passages`` into a new folder ``target``."""
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    for name in ("text", "title"):
+        fitted = _fit([p[name] for p in passages])
+        if fitted is not None:  # a field without words is left out, and scores zero
+            fitted.save(str(target / name), show_progress=False)
+    with (target / "passages.json").open("w", encoding="utf-8") as handle:
+        json.dump(list(passages), handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+@dataclass(frozen=True)
+class LexicalIndex:
+    """A loaded two-field BM25 index and the passages it ranks."""
+
+    text: Any
+    title: Any
+    passages: list[Passage]
+    sha256: str
+
+    def scores(self, query: str, title_weight: float = TITLE_WEIGHT) -> Any:
+        """BM25 score of every passage: text field plus ``title_weight`` x title field."""
+        import numpy as np
+
+        tokens = tokenize([query])[0]
+        if not tokens:
+            return np.zeros(len(self.passages), dtype=np.float32)
+        total = np.zeros(len(self.passages), dtype=np.float32)
+        with _lock:  # bm25s scoring shares numpy buffers
+            for field_index, weight in ((self.text, 1.0), (self.title, title_weight)):
+                if field_index is not None:
+                    total += weight * field_index.get_scores(tokens)
+        return total
+
+    def rank(self, query: str, k: int, title_weight: float = TITLE_WEIGHT) -> list[tuple[str, int]]:
+        """The ``k`` best documents as ``(document id, best passage)``; zero scores dropped."""
+        import numpy as np
+
+        scores = self.scores(query, title_weight)
+        positive = int(np.count_nonzero(scores > 0))
+        if positive == 0:
+            return []
+        depth = min(positive, max(4 * k, 200))
+        while True:  # widen until k distinct documents or every positive passage is in
+            top = np.argpartition(-scores, depth - 1)[:depth]
+            top = top[np.argsort(-scores[top], kind="stable")]
+            ranked = best_per_document(((self.passages[i]["doc"], int(i)) for i in top), k)
+            if len(ranked) == k or depth == positive:
+                return ranked
+            depth = min(positive, depth * 4)
 
 
 @cache
-def _load_bm25(collection: str) -> tuple[Any, list[dict[str, str]]]:
+def _load(collection: str, generation: str) -> LexicalIndex:
     import bm25s
 
-    target = bm25_dir(collection)
-    if not (target / "documents.json").exists():
-        raise IndexMissingError(collection)
-    docs = json.loads((target / "documents.json").read_text(encoding="utf-8"))
-    return bm25s.BM25.load(str(target)), docs
+    target = bm25_dir(collection, generation)
+    try:
+        passages: list[Passage] = json.loads((target / "passages.json").read_text("utf-8"))
+        text, title = (
+            bm25s.BM25.load(str(target / name), show_progress=False)
+            if (target / name).exists()
+            else None
+            for name in ("text", "title")
+        )
+    except (OSError, ValueError) as exc:
+        raise IndexMismatchError(
+            f"lexical index of {collection!r} is unreadable ({type(exc).__name__}): re-run "
+            f"`factdebate index PATH --collection {collection}`"
+        ) from exc
+    return LexicalIndex(text, title, passages, corpus_hash(passages))
+
+
+def lexical_index(manifest: Manifest) -> LexicalIndex:
+    """Load the live lexical index of a collection, checked against its manifest.
+
+    Raises:
+        IndexMismatchError: passage count or corpus hash differ from the manifest.
+    """
+    index = _load(manifest.collection, manifest.generation)
+    if len(index.passages) != manifest.passages or index.sha256 != manifest.corpus_sha256:
+        _load.cache_clear()
+        raise IndexMismatchError(
+            f"lexical index of {manifest.collection!r} does not match its manifest "
+            f"({len(index.passages)} passages, manifest {manifest.passages}): re-run "
+            f"`factdebate index PATH --collection {manifest.collection}`"
+        )
+    return index
+
+
+def to_evidence(passage: Passage, source: str, score: float) -> Evidence:
+    """A passage as the evidence shown to agents, named by its document's id."""
+    return Evidence(
+        id=passage["doc"], title=passage["title"], text=passage["text"], source=source, score=score
+    )
 
 
 class OfflineSearch:
-    """BM25 keyword search over a local collection: the no-network stand-in for web search."""
+    """Stemmed BM25 over a local collection: the no-network stand-in for web search."""
 
     name = "bm25"
 
@@ -68,25 +177,12 @@ class OfflineSearch:
         self.collection = collection
 
     def search(self, query: str, k: int) -> list[Evidence]:
-        """Rank the collection's documents by BM25 score; zero-score hits are dropped."""
-        import bm25s
-
-        retriever, docs = _load_bm25(self.collection)
-        tokens = bm25s.tokenize([query], stopwords="en", show_progress=False)
-        if not tokens.vocab:
-            return []
-        with _lock:
-            ids, scores = retriever.retrieve(tokens, k=min(k, len(docs)), show_progress=False)
+        """The ``k`` best distinct documents, each shown by its best-scoring passage."""
+        index = lexical_index(live_manifest(self.collection))
+        scores = index.scores(query)
         return [
-            Evidence(
-                id=docs[int(i)]["id"],
-                title=docs[int(i)]["title"],
-                text=docs[int(i)]["text"],
-                source="bm25",
-                score=float(s),
-            )
-            for i, s in zip(ids[0], scores[0], strict=True)
-            if float(s) > 0
+            to_evidence(index.passages[i], "bm25", float(scores[i]))
+            for _, i in index.rank(query, k)
         ]
 
 

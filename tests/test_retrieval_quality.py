@@ -1,0 +1,134 @@
+"""Retrieval quality: distinct documents per top-k, stemmed two-field BM25, hybrid fusion."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tools.index import build_index, split_passages
+from tools.manifest import Manifest, bm25_dir, corpus_hash, new_generation, write_manifest
+from tools.ranking import Passage, best_per_document, rrf
+from tools.records import Evidence
+from tools.retrieval import run_tool
+from tools.search import OfflineSearch, build_bm25, tokenize
+
+
+def doc(ident: str, title: str, text: str) -> Evidence:
+    return Evidence(id=ident, title=title, text=text, source="", score=0.0)
+
+
+def lexical_only(collection: str, docs: list[Evidence]) -> None:
+    """Index ``docs`` for BM25 alone (no embeddings) and make that generation live."""
+    passages = split_passages(docs)
+    generation = new_generation()
+    build_bm25(bm25_dir(collection, generation), passages)
+    write_manifest(
+        Manifest(
+            collection=collection,
+            generation=generation,
+            corpus_sha256=corpus_hash(passages),
+            passages=len(passages),
+            documents=len(docs),
+        )
+    )
+
+
+def test_best_per_document_keeps_each_documents_best_passage_until_k() -> None:
+    ranked = [("a", 0), ("a", 1), ("b", 2), ("a", 3), ("c", 4), ("d", 5)]
+    assert best_per_document(ranked, 3) == [("a", 0), ("b", 2), ("c", 4)]
+    assert best_per_document(ranked[:2], 3) == [("a", 0)]
+
+
+def test_weighted_reciprocal_rank_fusion() -> None:
+    # b: 1/62 + 1/61 beats a: 1/61 + 1/63; d and c appear once, d ranked higher
+    fused = [d for d, _ in rrf([["a", "b", "c"], ["b", "d", "a"]])]
+    assert fused == ["b", "a", "d", "c"]
+    # a heavy weight on the first ranking lets its order win
+    assert [d for d, _ in rrf([["a", "b"], ["b", "a"]], [3.0, 1.0])] == ["a", "b"]
+    with pytest.raises(ValueError, match="2 rankings but 1 weights"):
+        rrf([["a"], ["b"]], [1.0])
+
+
+def test_tokenizer_stems_and_drops_stopwords() -> None:
+    assert tokenize(["The proteins inhibiting the growth"]) == [["protein", "inhibit", "growth"]]
+
+
+def test_stemmed_bm25_matches_other_word_forms(data_home: Path) -> None:
+    lexical_only(
+        "stems",
+        [
+            doc("1", "Kinases", "Aspirin inhibits the growth of tumour cells."),
+            doc("2", "Weather", "Rain falls in the spring."),
+        ],
+    )
+    hits = OfflineSearch("stems").search("inhibition of growing tumours", 3)
+    assert [h["id"] for h in hits] == ["1"]  # unstemmed, no word of the query matches
+    assert hits[0]["source"] == "bm25" and hits[0]["score"] > 0
+
+
+def test_title_is_a_searchable_field(data_home: Path) -> None:
+    lexical_only(
+        "titles",
+        [
+            doc("1", "Metformin", "The drug lowers blood sugar in adults."),
+            doc("2", "Insulin", "A hormone made in the pancreas."),
+        ],
+    )
+    assert [h["id"] for h in OfflineSearch("titles").search("metformin", 2)] == ["1"]
+
+
+def test_bm25_returns_distinct_documents_shown_by_their_best_passage(data_home: Path) -> None:
+    long_text = " ".join(
+        f"Paragraph {i} says vitamin D helps bones and vitamin D is made in skin."
+        for i in range(60)
+    )
+    docs = [
+        doc("long", "Vitamin D", long_text),
+        doc("short", "Bones", "Vitamin D and calcium keep bones strong."),
+        doc("other", "Skin", "Skin makes vitamin D in sunlight."),
+    ]
+    assert len(split_passages(docs)) > 4  # the long document is several passages
+    lexical_only("grouped", docs)
+    hits = OfflineSearch("grouped").search("vitamin D bones skin", 3)
+    assert sorted(h["id"] for h in hits) == ["long", "other", "short"]
+    assert all(len(h["text"]) <= 1200 for h in hits)  # a passage, not the whole document
+
+
+def test_rag_engines_return_distinct_documents(data_home: Path) -> None:
+    sentences = [
+        "The Moon orbits the Earth every 27 days.",
+        "The Moon's orbit around Earth is elliptical.",
+        "Tides on Earth follow the Moon as it orbits.",
+    ]
+    moon = " ".join(sentences[i % 3] for i in range(90))  # several passages, all on topic
+    docs = [
+        doc("moon", "Moon", moon),
+        doc("sun", "Sun", "The Sun is the star at the centre of the solar system."),
+        doc("mars", "Mars", "Mars has two small moons, Phobos and Deimos."),
+    ]
+    build_index(docs, "sky")
+    for engine, source in (("dense", "milvus"), ("hybrid", "hybrid")):
+        hits = run_tool("rag", "What orbits the Earth?", k=3, collection="sky", rag_engine=engine)
+        ids = [h["id"] for h in hits]
+        assert ids[0] == "moon" and len(ids) == len(set(ids)) == 3, engine
+        assert {h["source"] for h in hits} == {source}
+
+
+def test_unknown_rag_engine_is_refused(data_home: Path) -> None:
+    with pytest.raises(ValueError, match="unknown rag_engine 'sparse'"):
+        run_tool("rag", "q", k=3, collection="default", rag_engine="sparse")
+
+
+def test_context_checks_rag_engine() -> None:
+    from nodes.context import Context
+
+    assert Context().rag_engine == "hybrid" and Context(rag_engine="dense").rag_engine == "dense"
+    with pytest.raises(ValueError, match="rag_engine must be dense or hybrid"):
+        Context(rag_engine="bm25")  # type: ignore[arg-type]
+
+
+def test_passages_keep_their_document(data_home: Path) -> None:
+    parts = split_passages([doc("d#1", "T", "word " * 600)])
+    assert len(parts) > 1 and {p["doc"] for p in parts} == {"d#1"}
+    assert all(isinstance(p, dict) and set(p) == set(Passage.__annotations__) for p in parts)

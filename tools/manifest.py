@@ -1,0 +1,181 @@
+"""Per-collection manifests: safe names, the live index generation, and its consistency facts."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from tools.corpus import data_home
+
+FORMAT = 2  # bump when the stored layout or the tokenisation changes
+EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+BM25_METHOD = "lucene"  # bm25s scoring variant, baked into a saved index (idf never below 0)
+ANALYZER = (
+    f"bm25s {BM25_METHOD}, text and title fields; regex \\w\\w+, lowercase, English stopwords, "
+    "Snowball English stemmer"
+)
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,62}")
+_GENERATION = re.compile(r"g[0-9a-f]{12}")
+
+
+class IndexMissingError(LookupError):
+    """The requested collection has not been indexed."""
+
+    def __init__(self, collection: str) -> None:
+        super().__init__(
+            f"no index named {collection!r}: run `factdebate index PATH --collection {collection}`"
+        )
+
+
+class IndexUnavailableError(RuntimeError):
+    """The index exists (or should) but cannot be used now; retrieval must not go on without it."""
+
+
+class IndexMismatchError(IndexUnavailableError):
+    """The stored index disagrees with its manifest or with the installed engines."""
+
+
+def check_name(collection: str) -> str:
+    """Return ``collection`` if it is a safe name (a letter, then letters, digits, single '_').
+
+    Raises:
+        ValueError: anything else (path separators, dots, '__', over 63 characters).
+    """
+    if not _NAME.fullmatch(collection) or "__" in collection:
+        raise ValueError(
+            f"bad collection name {collection!r}: use a letter followed by up to 62 letters, "
+            "digits or single underscores"
+        )
+    return collection
+
+
+def engine_versions() -> dict[str, str]:
+    """Versions of the libraries that wrote (and must read) an index."""
+
+    def installed(package: str) -> str:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return "absent"
+
+    return {p: installed(p) for p in ("bm25s", "pystemmer", "milvus-lite", "pymilvus")}
+
+
+def corpus_hash(passages: Sequence[Mapping[str, Any]]) -> str:
+    """SHA-256 over the passages' ids, titles and texts, in order."""
+    digest = hashlib.sha256()
+    for p in passages:
+        digest.update(json.dumps([p["id"], p["title"], p["text"]]).encode("utf-8"))
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+@dataclass
+class Manifest:
+    """What one built collection holds and how it was built."""
+
+    collection: str
+    generation: str
+    corpus_sha256: str
+    passages: int
+    documents: int
+    format: int = FORMAT
+    embedding_model: str = EMBEDDING_MODEL
+    analyzer: str = ANALYZER
+    engines: dict[str, str] = field(default_factory=engine_versions)
+    build_s: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def milvus_name(self) -> str:
+        """The Milvus collection holding this generation's vectors."""
+        return f"{self.collection}__{self.generation}"
+
+    def check_engines(self) -> None:
+        """Raise ``IndexMismatchError`` when the installed engines cannot read this index."""
+        wanted = (FORMAT, EMBEDDING_MODEL, ANALYZER)
+        if (self.format, self.embedding_model, self.analyzer) != wanted:
+            raise IndexMismatchError(
+                f"index {self.collection!r} was built by another version (format "
+                f"{self.format}, {self.embedding_model}): re-run `factdebate index PATH "
+                f"--collection {self.collection}`"
+            )
+
+
+def new_generation() -> str:
+    """A fresh generation tag for a build."""
+    return "g" + secrets.token_hex(6)
+
+
+def is_generation_of(milvus_name: str, collection: str) -> bool:
+    """Whether ``milvus_name`` is some generation of ``collection``."""
+    prefix, sep, tag = milvus_name.rpartition("__")
+    return bool(sep) and prefix == collection and bool(_GENERATION.fullmatch(tag))
+
+
+def manifest_path(collection: str) -> Path:
+    """Where the manifest of ``collection`` lives."""
+    return data_home() / "manifests" / f"{check_name(collection)}.json"
+
+
+def bm25_dir(collection: str, generation: str) -> Path:
+    """Where one generation of the lexical index of ``collection`` lives."""
+    return data_home() / "bm25" / f"{check_name(collection)}__{generation}"
+
+
+def read_manifest(collection: str) -> Manifest | None:
+    """The manifest of ``collection``, or None when it was never built.
+
+    Raises:
+        IndexMismatchError: an unreadable manifest.
+    """
+    path = manifest_path(collection)
+    try:
+        raw: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return Manifest(**raw)
+    except FileNotFoundError:
+        return None
+    except (ValueError, TypeError) as exc:
+        raise IndexMismatchError(f"unreadable index manifest {path}: {exc}") from exc
+
+
+def write_manifest(manifest: Manifest) -> None:
+    """Atomically replace the manifest (temp file, fsync, rename): the swap to a new build."""
+    path = manifest_path(manifest.collection)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(asdict(manifest), handle, indent=2)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def live_manifest(collection: str) -> Manifest:
+    """The manifest retrieval must follow, checked against the installed engines.
+
+    Raises:
+        IndexMissingError: never built. IndexMismatchError: built by an incompatible version.
+    """
+    manifest = read_manifest(collection)
+    if manifest is None:
+        raise IndexMissingError(collection)
+    manifest.check_engines()
+    return manifest
