@@ -73,15 +73,20 @@ async def answer_no_rag(state: MadamState, runtime: Runtime[MadamContext]) -> di
     return {**update, "stop_reason": "single_answer"}
 
 
-async def answer_concat(state: MadamState, runtime: Runtime[MadamContext]) -> dict[str, Any]:
-    """Answer from all documents in one prompt."""
-    ctx = settings(runtime, MadamContext)
-    prompt = prompts.CONCAT.format(
+def _concat_prompt(state: MadamState, ctx: MadamContext) -> str:
+    """The question with every document in one prompt (concatenated RAG, reflection step 0)."""
+    return prompts.CONCAT.format(
         answer_style=prompts.ANSWER_STYLE,
         doc_rules=prompts.DOC_RULES,
         question=state["question"],
         documents=_documents_block(state, ctx),
     )
+
+
+async def answer_concat(state: MadamState, runtime: Runtime[MadamContext]) -> dict[str, Any]:
+    """Answer from all documents in one prompt."""
+    ctx = settings(runtime, MadamContext)
+    prompt = _concat_prompt(state, ctx)
     update = await _answer(state, ctx, prompt, "answer", 1, "given")
     return {**update, "stop_reason": "single_answer"}
 
@@ -95,12 +100,7 @@ def _stop_if_done(update: dict[str, Any], round_no: int, ctx: MadamContext) -> d
 async def initial_answer(state: ReflectState, runtime: Runtime[MadamContext]) -> dict[str, Any]:
     """Self-reflection step 0: answer from all documents (as the concatenated baseline)."""
     ctx = settings(runtime, MadamContext)
-    prompt = prompts.CONCAT.format(
-        answer_style=prompts.ANSWER_STYLE,
-        doc_rules=prompts.DOC_RULES,
-        question=state["question"],
-        documents=_documents_block(state, ctx),
-    )
+    prompt = _concat_prompt(state, ctx)
     return _stop_if_done(await _answer(state, ctx, prompt, "answer", 1, "given"), 1, ctx)
 
 
