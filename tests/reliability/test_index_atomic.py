@@ -304,3 +304,19 @@ def test_cli_index_indexes_valid_records_and_names_skipped_ones(
     assert f"skipped {file}:3: not JSON" in result.output
     assert "skipped 2 bad record(s)" in result.output and "indexed 2 documents" in result.output
     assert search("mixed", "moon") == ["3"]
+
+
+def test_long_ids_that_differ_late_stay_two_documents(data_home: Path) -> None:
+    """Two ids of over 512 characters that differ only at the end once collapsed into one row."""
+    stem = "x" * 600
+    docs = [
+        Evidence(
+            id=stem + "A", title="Alpha", text="Alpha pears grow in orchards.", source="", score=0.0
+        ),
+        Evidence(
+            id=stem + "B", title="Beta", text="Beta plums ripen in August.", source="", score=0.0
+        ),
+    ]
+    build_index(docs, "longids", "")
+    assert sorted(dense("longids", "pears and plums")) == [stem + "A", stem + "B"]
+    assert sorted(search("longids", "pears plums")) == [stem + "A", stem + "B"]
