@@ -36,7 +36,7 @@ from tools.hf_local import (
     load_trained,
     pick_device,
 )
-from tools.llm import parse_json_model
+from tools.json_reader import read_model
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +120,7 @@ def _read_jsonl(path: Path) -> list[tuple[int, Any]]:
 
 def _answer(text: Any, where: str) -> str:
     """A moderator answer: a JSON object with a justification and one of the four labels."""
-    if not isinstance(text, str) or isinstance(parse_json_model(text, FinalVerdict), str):
+    if not isinstance(text, str) or isinstance(read_model(text, FinalVerdict), str):
         raise TrainingDataError(
             f'{where}: the answer must be the moderator\'s JSON {{"justification": ..., '
             '"verdict": LABEL}'

@@ -34,7 +34,7 @@ from factdebate.train_moderator import (
 from nodes.debate_cv.moderator import FinalVerdict
 from tests.conftest import REPO, doc
 from tools.hf_local import pick_device
-from tools.llm import parse_json_model
+from tools.json_reader import read_model
 from tools.models import resolve_model
 from tools.records import ModelConfigError
 
@@ -84,10 +84,10 @@ def test_syndec_exports_are_read_as_chat_messages(exports: Path) -> None:
     assert sft[0]["prompt"][0]["role"] == "user"
     assert sft[0]["prompt"][0]["content"].split("Documents:")[0] == prompt_a.split("Documents:")[0]
     assert sft[0]["completion"][0]["role"] == "assistant"
-    answer = parse_json_model(sft[0]["completion"][0]["content"], FinalVerdict)
+    answer = read_model(sft[0]["completion"][0]["content"], FinalVerdict)
     assert not isinstance(answer, str) and answer.verdict == "SUPPORTS"
-    chosen = parse_json_model(dpo[0]["chosen"][0]["content"], FinalVerdict)
-    rejected = parse_json_model(dpo[0]["rejected"][0]["content"], FinalVerdict)
+    chosen = read_model(dpo[0]["chosen"][0]["content"], FinalVerdict)
+    rejected = read_model(dpo[0]["rejected"][0]["content"], FinalVerdict)
     assert not isinstance(chosen, str) and not isinstance(rejected, str)
     assert (chosen.verdict, chosen.justification) == ("REFUTES", "corrected reasons b")
     assert rejected.verdict == "SUPPORTS"
@@ -353,7 +353,7 @@ def test_smoke_training_on_smollm2_then_moderates(tmp_path: Path) -> None:
     # D-SFT teaches the moderator's JSON answer: the D-SFT model must answer in that format.
     sft_chat = resolve_model(f"hf-local:{run}#sft", max_tokens=60)
     reply = sft_chat.invoke(question)
-    parsed = parse_json_model(str(reply.content), FinalVerdict)
+    parsed = read_model(str(reply.content), FinalVerdict)
     assert not isinstance(parsed, str), reply.content
     # The full (D-SFT + D-DPO) moderator loads, frames prompts as in training, and answers.
     chat = resolve_model(f"hf-local:{run}", max_tokens=60)

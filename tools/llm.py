@@ -282,11 +282,6 @@ SchemaT = TypeVar("SchemaT", bound=BaseModel)
 SCHEMA_INSTRUCTION = "Answer with one JSON object matching this JSON schema:"
 
 
-def parse_json_model(text: str, schema: type[SchemaT]) -> SchemaT | str:
-    """Validate the first JSON object in ``text``; returns the reason on failure."""
-    return read_model(text, schema)
-
-
 def structured_mode(model: Any) -> str:
     """How ``model`` is asked for JSON: grammar, response_format, native or prompt.
 
@@ -358,7 +353,6 @@ async def _structured_once(
     if isinstance(result, Reply):
         return None, result
     parsed: Any = None
-    problem = ""
     if isinstance(result, dict):  # native: {"raw": message, "parsed": ..., "parsing_error": ...}
         raw = result.get("raw")
         reply = _reply(raw, attempts, site) if isinstance(raw, BaseMessage) else Reply("", {})

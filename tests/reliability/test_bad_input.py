@@ -18,7 +18,7 @@ from nodes.madam_rag.aggregate import AnswerList
 from nodes.madam_rag.doc_agent import AgentAnswer
 from nodes.parse import ParseFailure, parse_confidence, parse_truth
 from tools.answers import clean_answers
-from tools.llm import parse_json_model
+from tools.json_reader import read_model
 
 runner = CliRunner()
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "datasets"
@@ -152,7 +152,7 @@ ANY_TEXT = st.one_of(
 @given(ANY_TEXT)
 def test_madam_answer_lists_parse_to_a_model_or_an_error_text(text: str) -> None:
     for schema in (AnswerList, AgentAnswer):
-        parsed = parse_json_model(text, schema)
+        parsed = read_model(text, schema)
         assert isinstance(parsed, schema | str)
         if isinstance(parsed, AnswerList):
             cleaned = clean_answers(parsed.answers)
@@ -162,18 +162,18 @@ def test_madam_answer_lists_parse_to_a_model_or_an_error_text(text: str) -> None
 @settings(max_examples=150, deadline=None)
 @given(ANY_TEXT)
 def test_debate_cv_moderator_output_is_validated_or_rejected(text: str) -> None:
-    decision = parse_json_model(text, ModeratorDecision)
+    decision = read_model(text, ModeratorDecision)
     assert isinstance(decision, ModeratorDecision | str)
     if isinstance(decision, ModeratorDecision) and not decision.proceed:
         assert decision.verdict in ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO", "CONFLICTING")
-    final = parse_json_model(text, FinalVerdict)
+    final = read_model(text, FinalVerdict)
     assert isinstance(final, FinalVerdict | str)
 
 
 @settings(max_examples=150, deadline=None)
 @given(ANY_TEXT)
 def test_mad_fact_clerk_claims_parse_or_fail_typed(text: str) -> None:
-    parsed = parse_json_model(text, ClaimList)
+    parsed = read_model(text, ClaimList)
     assert isinstance(parsed, ClaimList | str)
     if isinstance(parsed, ClaimList):
         kept, dropped = keep_checkable(parsed.claims)

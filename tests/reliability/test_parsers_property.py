@@ -10,7 +10,7 @@ from nodes.claims import InputError, clean_claim
 from nodes.evidence_block import render_evidence, sanitize
 from nodes.parse import ParseFailure, parse_confidence, parse_label, parse_query, parse_truth
 from prompts.labels import LABELS_3
-from tools.llm import parse_json_model
+from tools.json_reader import read_model
 
 any_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=400)
 
@@ -45,14 +45,14 @@ class Verdict(BaseModel):
 @settings(max_examples=200)
 @given(any_text)
 def test_parse_json_model_is_total(text: str) -> None:
-    result = parse_json_model(text, Verdict)
+    result = read_model(text, Verdict)
     assert isinstance(result, Verdict | str)
 
 
 @given(st.text(max_size=50), st.floats(allow_nan=False, allow_infinity=False))
 def test_parse_json_model_reads_embedded_json(label: str, confidence: float) -> None:
     payload = Verdict(label=label, confidence=confidence).model_dump_json()
-    assert parse_json_model(f"Sure! {payload} done", Verdict) == Verdict(
+    assert read_model(f"Sure! {payload} done", Verdict) == Verdict(
         label=label, confidence=confidence
     )
 
