@@ -4,9 +4,11 @@
 than the gold one, a Corrector writes the justification that leads to the gold verdict.
 Every finished claim is appended as one line to ``syndec.jsonl`` (flushed and synced), so a
 killed run restarts where it stopped: ids already written are skipped and a truncated last
-line is cut off. ``sft.jsonl`` (correct verdicts, chat format) and ``dpo.jsonl`` (prompt,
-chosen = gold verdict with the corrected justification, rejected = the wrong prediction) are
-then rebuilt from ``syndec.jsonl`` as a whole, so they never hold duplicates.
+line is cut off. ``sft.jsonl`` (correct verdicts) and ``dpo.jsonl`` (chosen = gold verdict
+with the corrected justification, rejected = the wrong prediction) are then rebuilt from
+``syndec.jsonl`` as a whole, so they never hold duplicates. Their prompts are the messages of
+the moderator's last call, rebuilt by the moderator node's own prompt functions, so a trained
+moderator is trained on exactly what it is asked when it runs.
 
 Runs whose moderator gave no valid verdict (``predicted_verdict`` null) are kept in
 ``syndec.jsonl`` but reach neither the Corrector nor the training files: there is no labelled
@@ -24,20 +26,30 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from langchain_core.messages import convert_to_openai_messages
+from pydantic import BaseModel
+
 from factdebate.api import check_concurrency
 from factdebate.datasets import ClaimItem
 from graphs.debate_cv import graph
 from nodes.common import model_for
 from nodes.debate_cv.context import DebateCVContext
 from nodes.debate_cv.debate_turn import render_dialogue
-from nodes.debate_cv.moderator import CorrectedJustification, ask_with_retry, render_notes
-from nodes.debate_cv.state import EvidenceClaimInput, ModeratorNote
+from nodes.debate_cv.moderator import (
+    CorrectedJustification,
+    FinalVerdict,
+    ModeratorDecision,
+    ask_with_retry,
+    final_prompt,
+    render_notes,
+    round_prompt,
+)
+from nodes.debate_cv.state import DebateCVState, EvidenceClaimInput, ModeratorNote
 from nodes.evidence_block import render_evidence
-from nodes.state import Turn
 from prompts import debate_cv as prompts
 from tools.files import write_atomic
-from tools.llm import redact
-from tools.records import ErrorRecord, Evidence, RoleCost, add_costs
+from tools.llm import redact, schema_prompt
+from tools.records import ErrorRecord, RoleCost, add_costs
 
 log = logging.getLogger(__name__)
 
@@ -130,24 +142,52 @@ def load_claims(
     return DATASETS[dataset](folder).items
 
 
-def training_prompt(
-    claim: str, evidence: list[Evidence], transcript: list[Turn], max_doc_chars: int = 2000
-) -> str:
-    """The moderator's decision prompt used as the SFT/DPO input."""
-    setup = prompts.MODERATOR_SETUP.format(
-        evidence_rules=prompts.EVIDENCE_RULES,
-        claim=claim,
-        evidence=render_evidence(evidence, max_doc_chars),
-        criteria=prompts.VERDICT_CRITERIA,
+def moderator_call(
+    rec: dict[str, Any], ctx: DebateCVContext
+) -> tuple[list[dict[str, Any]], type[BaseModel], dict[str, Any]] | None:
+    """Rebuild the moderator's last call of a SynDeC record, as a post-trained model gets it.
+
+    The paper trains the moderator on its answer in the debate's final round. That answer
+    came from the end-of-round question (the moderator stopped early) or from the
+    round-limit question; the state it saw is the finished state minus what that call
+    added (its note and its turn). The prompt is built by the node's own function and framed
+    as ``prompt``-mode structured output frames it (``hf-local:`` moderators use that mode),
+    after the date message every agent gets, so training and inference see the same text.
+
+    Returns:
+        Chat messages (system date, user prompt), the answer's schema, and the answer the
+        moderator gave; None for a record without a final moderator answer.
+    """
+    stop = rec.get("stop_reason")
+    notes = list(rec.get("moderator_notes") or [])
+    turns = [t for t in rec.get("debate") or [] if t.get("agent") == "moderator"]
+    if stop not in ("moderator", "round_limit") or not notes or not turns:
+        return None
+    try:
+        answer = json.loads(turns[-1].get("answer", ""))
+    except ValueError:
+        return None
+    state = DebateCVState(
+        claim=rec["claim"],
+        evidence=rec.get("evidence") or [],
+        transcript=rec.get("debate") or [],
+        moderator_notes=notes[:-1],
+        round=int(notes[-1].get("round") or rec.get("rounds") or 1),
     )
-    return prompts.TRAINING_PROMPT.format(
-        setup=setup, debate=render_dialogue(transcript, max_doc_chars)
-    )
+    schema: type[BaseModel]
+    if stop == "moderator":
+        schema, prompt = ModeratorDecision, round_prompt(state, ctx)
+    else:
+        schema, prompt = FinalVerdict, final_prompt(state, ctx)
+    dated = replace(ctx, current_date=str(rec.get("today") or ctx.today()))
+    site = dated.site(role="moderator", agent="moderator", stage="final", round_no=state["round"])
+    messages = convert_to_openai_messages(site.messages(schema_prompt(prompt, schema)))
+    return messages, schema, answer
 
 
-def verdict_response(verdict: str, justification: str) -> str:
-    """The moderator's answer as the JSON text a trained model should produce."""
-    return json.dumps({"justification": justification, "verdict": verdict}, ensure_ascii=False)
+def answer_text(schema: type[BaseModel], answer: dict[str, Any], **change: Any) -> str:
+    """The moderator's answer as the JSON text a trained model should write (checked)."""
+    return schema.model_validate({**answer, **change}).model_dump_json()
 
 
 async def correct(
@@ -196,6 +236,7 @@ async def synthesize(
         "predicted_justification": out.get("justification", ""),
         "corrected_justification": None,
         "stop_reason": out.get("stop_reason"),
+        "today": ctx.today(),
         "rounds": out.get("rounds"),
         "cost": out.get("cost", {}),
         "errors": out.get("errors", []),
@@ -232,38 +273,48 @@ def _write_atomic(path: Path, rows: list[dict[str, Any]]) -> None:
     write_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
 
 
-def export_training(out_dir: str | Path, max_doc_chars: int = 2000) -> tuple[int, int]:
+def export_training(out_dir: str | Path, ctx: DebateCVContext | None = None) -> tuple[int, int]:
     """Rebuild ``sft.jsonl`` and ``dpo.jsonl`` from ``syndec.jsonl``; returns their sizes.
 
-    SFT rows: ``{"id", "messages": [{"role": "user"...}, {"role": "assistant"...}]}`` for
-    correct verdicts. DPO rows: ``{"id", "prompt", "chosen", "rejected"}`` (TRL's standard
-    string format) for wrong verdicts with a corrected justification.
+    Each row is the moderator's last call (see ``moderator_call``) in chat-message form.
+    SFT rows: ``{"id", "messages": [system, user, assistant]}`` for correct verdicts. DPO
+    rows: ``{"id", "prompt": [system, user], "chosen": [assistant], "rejected": [assistant]}``
+    (TRL's conversational preference format) for wrong verdicts with a corrected
+    justification: chosen is the same answer with the gold verdict and that justification.
+    ``ctx`` must hold the settings of the run (``max_doc_chars``, ``max_rounds``).
     """
+    ctx = ctx or DebateCVContext()
     out = Path(out_dir)
     sft: list[dict[str, Any]] = []
     dpo: list[dict[str, Any]] = []
     for rec in read_records(out / SYNDEC_FILE):
-        prompt = training_prompt(rec["claim"], rec["evidence"], rec["debate"], max_doc_chars)
-        if rec.get("status") == "correct":
-            answer = verdict_response(rec["predicted_verdict"], rec["predicted_justification"])
-            sft.append(
-                {
-                    "id": rec["id"],
-                    "messages": [
-                        {"role": "user", "content": prompt},
-                        {"role": "assistant", "content": answer},
-                    ],
-                }
+        status = rec.get("status")
+        call = moderator_call(rec, ctx) if status in ("correct", "corrected") else None
+        if call is None:
+            continue
+        messages, schema, answer = call
+        try:
+            given = answer_text(schema, answer)
+            gold = answer_text(
+                schema,
+                answer,
+                verdict=rec["gold_verdict"],
+                justification=rec.get("corrected_justification") or "",
             )
-        elif rec.get("status") == "corrected":
+        except ValueError as exc:
+            log.warning("record %s: moderator answer not usable for training (%s)", rec["id"], exc)
+            continue
+        if status == "correct":
+            sft.append(
+                {"id": rec["id"], "messages": [*messages, {"role": "assistant", "content": given}]}
+            )
+        elif rec.get("corrected_justification"):
             dpo.append(
                 {
                     "id": rec["id"],
-                    "prompt": prompt,
-                    "chosen": verdict_response(rec["gold_verdict"], rec["corrected_justification"]),
-                    "rejected": verdict_response(
-                        rec["predicted_verdict"], rec["predicted_justification"]
-                    ),
+                    "prompt": messages,
+                    "chosen": [{"role": "assistant", "content": gold}],
+                    "rejected": [{"role": "assistant", "content": given}],
                 }
             )
     _write_atomic(out / SFT_FILE, sft)
@@ -330,5 +381,5 @@ async def run_syndec(
                 setattr(summary, status, getattr(summary, status) + 1)
 
         await asyncio.gather(*(one(item) for item in todo))
-    summary.sft, summary.dpo = export_training(out, ctx.max_doc_chars)
+    summary.sft, summary.dpo = export_training(out, ctx)
     return summary

@@ -1,10 +1,10 @@
 """DebateCV post-training of the moderator: LoRA D-SFT on correct debates, then D-DPO on pairs.
 
-Reads the files ``factdebate syndec`` writes (``sft.jsonl``: the moderator's decision prompt
-and its correct JSON answer; ``dpo.jsonl``: the same prompt with the gold answer as chosen and
-the wrong one as rejected) and trains with TRL and peft. Both stages see the rows as chat
-messages, so the base tokenizer's chat template (saved in the run folder and reused by
-``hf-local:RUN_DIR`` at inference) frames training and use alike.
+Reads the files ``factdebate syndec`` writes (``sft.jsonl``: the moderator's last call of a
+debate, as messages, and its correct JSON answer; ``dpo.jsonl``: the same messages with the
+gold answer as chosen and the wrong one as rejected) and trains with TRL and peft. Both
+stages see the rows as chat messages, so the base tokenizer's chat template (saved in the run
+folder and reused by ``hf-local:RUN_DIR`` at inference) frames training and use alike.
 
 Run folder layout: ``run.json`` (settings, base, stages done), ``tokenizer/``, ``base/`` (a
 GGUF base dequantised once), and per stage ``<stage>/adapter`` (finished LoRA adapter),
@@ -142,24 +142,41 @@ def _turn_text(value: Any, role: str, where: str) -> str:
     return value
 
 
+def _prompt(value: Any, where: str) -> list[dict[str, str]]:
+    """A prompt as chat messages: a user text, or system messages then one user message."""
+    if isinstance(value, str):
+        return [{"role": "user", "content": _turn_text(value, "user", where)}]
+    roles = [m.get("role") for m in value if isinstance(m, dict)] if isinstance(value, list) else []
+    if not roles or roles[-1] != "user" or any(r != "system" for r in roles[:-1]):
+        raise TrainingDataError(
+            f"{where}: expected the prompt as a user text or [system..., user] messages, "
+            "as `factdebate syndec` writes it"
+        )
+    return [
+        {"role": str(m["role"]), "content": _turn_text(m.get("content"), str(m["role"]), where)}
+        for m in value
+    ]
+
+
 def read_sft(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
-    """SFT rows (``{"messages": [user, assistant]}``) as TRL prompt-completion messages."""
+    """SFT rows (``{"messages": [system..., user, assistant]}``) as TRL prompt-completion rows."""
     out: list[dict[str, Any]] = []
     for number, row in _read_jsonl(path)[:limit]:
         where = f"{path}:{number}"
         messages = row.get("messages") if isinstance(row, dict) else None
-        roles = [m.get("role") for m in messages or [] if isinstance(m, dict)]
-        if not isinstance(messages, list) or roles != ["user", "assistant"]:
+        last = messages[-1] if isinstance(messages, list) and messages else None
+        if not isinstance(last, dict) or last.get("role") != "assistant":
             raise TrainingDataError(
-                f'{where}: expected {{"messages": [user, assistant]}} as `factdebate syndec` '
-                "writes to sft.jsonl"
+                f'{where}: expected {{"messages": [system..., user, assistant]}} as '
+                "`factdebate syndec` writes to sft.jsonl"
             )
-        prompt = _turn_text(messages[0].get("content"), "user", where)
-        answer = _answer(messages[1].get("content"), where)
+        assert isinstance(messages, list)
         out.append(
             {
-                "prompt": [{"role": "user", "content": prompt}],
-                "completion": [{"role": "assistant", "content": answer}],
+                "prompt": _prompt(messages[:-1], where),
+                "completion": [
+                    {"role": "assistant", "content": _answer(last.get("content"), where)}
+                ],
             }
         )
     return out
@@ -175,12 +192,12 @@ def read_dpo(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
                 f'{where}: expected {{"prompt", "chosen", "rejected"}} as `factdebate syndec` '
                 "writes to dpo.jsonl"
             )
-        prompt = _turn_text(row["prompt"], "user", where)
+        prompt = _prompt(row["prompt"], where)
         chosen = _answer(_turn_text(row["chosen"], "assistant", where), where)
         rejected = _answer(_turn_text(row["rejected"], "assistant", where), where)
         out.append(
             {
-                "prompt": [{"role": "user", "content": prompt}],
+                "prompt": prompt,
                 "chosen": [{"role": "assistant", "content": chosen}],
                 "rejected": [{"role": "assistant", "content": rejected}],
             }

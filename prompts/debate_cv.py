@@ -182,16 +182,6 @@ You are the assistant. Carry out the user's latest instruction, then give your c
 verdict on the whole claim.
 {label_instructions}"""
 
-TRAINING_PROMPT = """\
-{setup}
-
-The debate is over. Full record:
-{debate}
-
-Weigh both sides against the documents and decide. Answer with one JSON object of the form
-{{"justification": "<step-by-step reasons>", "verdict": "<label>"}} where the label is one of
-SUPPORTS, REFUTES, NOT ENOUGH INFO, CONFLICTING."""
-
 __all__ = [
     "AFFIRMATIVE_OPENING",
     "COOP_ASSISTANT",
@@ -208,7 +198,6 @@ __all__ = [
     "NEGATIVE_REPLY",
     "RAG_COT",
     "RETRY_NOTE",
-    "TRAINING_PROMPT",
     "VERDICT_CRITERIA",
     "VOTING",
 ]

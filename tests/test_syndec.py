@@ -116,21 +116,95 @@ async def test_records_sft_dpo_and_only_wrong_verdicts_reach_corrector(scripted,
 
     sft = lines(tmp_path / SFT_FILE)
     assert [r["id"] for r in sft] == ["0", "4"]
-    user, assistant = sft[0]["messages"]
+    system, user, assistant = sft[0]["messages"]
+    assert system["role"] == "system" and "Today's date is" in system["content"]
     assert user["role"] == "user" and "Claim number 0 is true." in user["content"]
     assert "For it [1]." in user["content"] and "predicted j" not in user["content"]
-    assert json.loads(assistant["content"]) == {
-        "justification": "predicted j",
+    decision = {
+        "new_insight": "i",
+        "evidence_gaps": "g",
+        "proceed": False,
+        "reason": "clear",
         "verdict": "SUPPORTS",
+        "justification": "predicted j",
     }
+    assert json.loads(assistant["content"]) == decision
     dpo = {r["id"]: r for r in lines(tmp_path / DPO_FILE)}
     assert set(dpo) == {"1", "2", "3", "5", "6", "7"}
     assert set(dpo["1"]) == {"id", "prompt", "chosen", "rejected"}
-    assert json.loads(dpo["1"]["chosen"]) == {"justification": "corrected j", "verdict": "REFUTES"}
-    assert json.loads(dpo["1"]["rejected"]) == {
-        "justification": "predicted j",
-        "verdict": "SUPPORTS",
-    }
+    assert [m["role"] for m in dpo["1"]["prompt"]] == ["system", "user"]
+    assert [m["role"] for m in dpo["1"]["chosen"] + dpo["1"]["rejected"]] == ["assistant"] * 2
+    chosen = {**decision, "verdict": "REFUTES", "justification": "corrected j"}
+    assert json.loads(dpo["1"]["chosen"][0]["content"]) == chosen
+    assert json.loads(dpo["1"]["rejected"][0]["content"]) == decision
+
+
+def stops_in_round_two(prompt: str) -> str:
+    """Moderator that asks for a second round, then stops with SUPPORTS."""
+    stop = "Round 2 has just ended" in prompt
+    return json.dumps(
+        {
+            "new_insight": f"insight of round {2 if stop else 1}",
+            "evidence_gaps": "g",
+            "proceed": not stop,
+            "reason": "done" if stop else "more",
+            "verdict": "SUPPORTS" if stop else None,
+            "justification": "two rounds j" if stop else "",
+        }
+    )
+
+
+@pytest.mark.parametrize("max_rounds", [3, 2])
+async def test_training_rows_are_the_moderators_last_call_exactly(scripted, tmp_path, max_rounds):
+    """Training and use agree: each row's prompt is, character for character, what the
+    moderator was sent in its final call (the round where it stopped, or the round-limit
+    question), schema text and date included; the target is the answer it gave."""
+    rules = [
+        ("verdict is known", '{"justification": "corrected j"}'),
+        ("has just ended", stops_in_round_two if max_rounds == 3 else moderator_keeps_going),
+        ("reached its round limit", '{"justification": "limit j", "verdict": "SUPPORTS"}'),
+        ("Your side: the claim is TRUE", "For it [1]."),
+        ("Your side: the claim is FALSE", "Against it."),
+    ]
+    name, model = scripted(rules)
+    ctx = DebateCVContext(model=name, max_rounds=max_rounds, current_date="2026-01-02")
+    summary = await run_syndec(items(2), tmp_path, context=ctx)
+    assert (summary.sft, summary.dpo) == (1, 1)
+    sft = lines(tmp_path / SFT_FILE)[0]
+    dpo = lines(tmp_path / DPO_FILE)[0]
+    for row, prompt_messages, claim in (
+        (sft, sft["messages"][:-1], "Claim number 0 "),
+        (dpo, dpo["prompt"], "Claim number 1 "),
+    ):
+        moderator_calls = [
+            p
+            for p in model.prompts
+            if claim in p
+            and ("has just ended" in p or "reached its round limit" in p)
+            and "verdict is known" not in p  # the Corrector's prompt
+        ]
+        # stop in round 2: rounds 1 and 2; round limit 2: rounds 1 and 2, then the verdict
+        assert len(moderator_calls) == (2 if max_rounds == 3 else 3)
+        sent = "\n".join(m["content"] for m in prompt_messages)
+        assert sent == moderator_calls[-1], row["id"]
+        assert "matching this JSON schema" in sent and "2026-01-02" in sent
+        if max_rounds == 3:  # stopped in round 2: round 1's note is in, its own is not
+            assert "insight of round 1" in sent and "insight of round 2" not in sent
+        else:
+            assert "round limit of 2 rounds" in sent and "more" in sent
+    target = json.loads(sft["messages"][-1]["content"])
+    chosen = json.loads(dpo["chosen"][0]["content"])
+    if max_rounds == 3:
+        assert target["justification"] == "two rounds j" and target["proceed"] is False
+        assert chosen["new_insight"] == "insight of round 2" and chosen["proceed"] is False
+    else:
+        assert target == {"justification": "limit j", "verdict": "SUPPORTS"}
+    assert (chosen["verdict"], chosen["justification"]) == ("REFUTES", "corrected j")
+
+
+def moderator_keeps_going(prompt: str) -> str:
+    """Moderator that always asks for another round."""
+    return json.dumps({"new_insight": "i", "evidence_gaps": "g", "proceed": True, "reason": "more"})
 
 
 async def test_unparseable_moderator_is_kept_but_not_corrected_nor_exported(

@@ -20,7 +20,6 @@ from factdebate.syndec import (
     SYNDEC_FILE,
     export_training,
     load_claims,
-    training_prompt,
 )
 from factdebate.train_moderator import (
     PAPER_DPO_CLAIMS,
@@ -46,18 +45,29 @@ DEBATE = [
 
 
 def syndec_record(ident: str, status: str, gold: str, predicted: str) -> dict[str, Any]:
-    """One SynDeC line as ``run_syndec`` writes it."""
+    """One SynDeC line as ``run_syndec`` writes it: the moderator stopped after round 1."""
+    answer = {
+        "new_insight": "i",
+        "evidence_gaps": "g",
+        "proceed": False,
+        "reason": "clear",
+        "verdict": predicted,
+        "justification": f"predicted reasons {ident}",
+    }
+    note = {"round": 1, **answer}
     return {
         "id": ident,
         "claim": f"Claim {ident} holds.",
         "evidence": [doc(f"{ident}-qa0", f"Q: Does claim {ident} hold? A: evidence {ident}.")],
-        "debate": DEBATE,
-        "moderator_notes": [],
+        "debate": [*DEBATE, {"round": 1, "agent": "moderator", "answer": json.dumps(answer)}],
+        "moderator_notes": [note],
         "gold_verdict": gold,
         "predicted_verdict": predicted,
         "predicted_justification": f"predicted reasons {ident}",
         "corrected_justification": f"corrected reasons {ident}" if status == "corrected" else None,
         "status": status,
+        "stop_reason": "moderator",
+        "today": "2026-01-02",
     }
 
 
@@ -79,10 +89,12 @@ def exports(tmp_path: Path) -> Path:
 def test_syndec_exports_are_read_as_chat_messages(exports: Path) -> None:
     sft = read_sft(exports / SFT_FILE)
     dpo = read_dpo(exports / DPO_FILE)
-    prompt_a = training_prompt("Claim a holds.", [doc("a-qa0", "x")], DEBATE)
     assert [len(sft), len(dpo)] == [2, 1]
-    assert sft[0]["prompt"][0]["role"] == "user"
-    assert sft[0]["prompt"][0]["content"].split("Documents:")[0] == prompt_a.split("Documents:")[0]
+    assert [m["role"] for m in sft[0]["prompt"]] == ["system", "user"]
+    assert sft[0]["prompt"][0]["content"] == "Today's date is 2026-01-02."
+    assert "Claim a holds." in sft[0]["prompt"][1]["content"]
+    assert [m["role"] for m in dpo[0]["prompt"]] == ["system", "user"]
+    assert "Claim b holds." in dpo[0]["prompt"][-1]["content"]
     assert sft[0]["completion"][0]["role"] == "assistant"
     answer = read_model(sft[0]["completion"][0]["content"], FinalVerdict)
     assert not isinstance(answer, str) and answer.verdict == "SUPPORTS"
@@ -101,7 +113,7 @@ def test_syndec_exports_are_read_as_chat_messages(exports: Path) -> None:
         (
             read_sft,
             json.dumps({"prompt": "p", "completion": "c"}),
-            '{"messages": [user, assistant]}',
+            '{"messages": [system..., user, assistant]}',
         ),
         (
             read_sft,
@@ -119,6 +131,20 @@ def test_syndec_exports_are_read_as_chat_messages(exports: Path) -> None:
             "moderator's JSON",
         ),
         (read_dpo, json.dumps({"prompt": "p", "chosen": "c"}), '{"prompt", "chosen", "rejected"}'),
+        (
+            read_dpo,
+            json.dumps(
+                {
+                    "prompt": [
+                        {"role": "user", "content": "p"},
+                        {"role": "system", "content": "s"},
+                    ],
+                    "chosen": '{"justification": "j", "verdict": "SUPPORTS"}',
+                    "rejected": '{"justification": "j", "verdict": "REFUTES"}',
+                }
+            ),
+            "[system..., user] messages",
+        ),
         (
             read_dpo,
             json.dumps({"prompt": "", "chosen": "c", "rejected": "r"}),

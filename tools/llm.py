@@ -315,6 +315,16 @@ def _schema_json(schema: type[BaseModel]) -> dict[str, Any]:
 _SCHEMAS: dict[type[BaseModel], dict[str, Any]] = {}
 
 
+def schema_prompt(prompt: str, schema: type[BaseModel]) -> str:
+    """The text a ``prompt``-mode model is sent: the prompt, then the JSON schema to follow.
+
+    Training data for such a model (a post-trained moderator) is framed by this same
+    function, so what it learns from and what it is asked at inference agree.
+    """
+    schema_text = json.dumps(_schema_json(schema))
+    return f"{prompt}\n\nAnswer with one JSON object matching this JSON schema:\n{schema_text}"
+
+
 async def _structured_once(
     model: BaseChatModel,
     prompt: str,
@@ -341,10 +351,7 @@ async def _structured_once(
         target = _capped(model, site).with_structured_output(schema, include_raw=True)
     else:
         target = model
-        schema_text = json.dumps(_schema_json(schema))
-        text_prompt = (
-            f"{prompt}\n\nAnswer with one JSON object matching this JSON schema:\n{schema_text}"
-        )
+        text_prompt = schema_prompt(prompt, schema)
     messages = site.messages(text_prompt)
     if mode == "prompt":
         result, attempts = await _call(_capped(target, site), messages, site)

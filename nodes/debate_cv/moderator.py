@@ -137,6 +137,26 @@ def moderator_setup(state: DebateCVState, ctx: DebateCVContext) -> str:
     )
 
 
+def round_prompt(state: DebateCVState, ctx: DebateCVContext) -> str:
+    """The end-of-round question: earlier notes, the dialogue so far, proceed or stop."""
+    return prompts.MODERATOR_ROUND.format(
+        setup=moderator_setup(state, ctx),
+        notes=render_notes(state.get("moderator_notes", []), ctx.max_doc_chars),
+        round_no=state["round"],
+        dialogue=render_dialogue(state.get("transcript", []), ctx.max_doc_chars),
+    )
+
+
+def final_prompt(state: DebateCVState, ctx: DebateCVContext) -> str:
+    """The round-limit question: the whole debate and the round notes, one verdict."""
+    return prompts.FINAL_VERDICT.format(
+        setup=moderator_setup(state, ctx),
+        max_rounds=ctx.max_rounds,
+        summary=render_notes(state.get("moderator_notes", []), ctx.max_doc_chars),
+        dialogue=render_dialogue(state.get("transcript", []), ctx.max_doc_chars),
+    )
+
+
 def failure(round_no: int, stage: str, attempts: int, got_text: bool) -> dict[str, Any]:
     """Update for a moderator that gave no valid output: no verdict, an explicit stop reason."""
     reason = "moderator_unparseable" if got_text else "moderator_error"
@@ -191,15 +211,8 @@ async def moderate(state: DebateCVState, runtime: Runtime[DebateCVContext]) -> d
     """Assess the round just finished: continue, stop with a verdict, or go to the final step."""
     ctx = settings(runtime, DebateCVContext)
     round_no = state["round"]
-    notes = state.get("moderator_notes", [])
-    prompt = prompts.MODERATOR_ROUND.format(
-        setup=moderator_setup(state, ctx),
-        notes=render_notes(notes, ctx.max_doc_chars),
-        round_no=round_no,
-        dialogue=render_dialogue(state.get("transcript", []), ctx.max_doc_chars),
-    )
     parsed, cost, errors, failed = await _ask_moderator(
-        ctx, prompt, ModeratorDecision, "moderate", round_no
+        ctx, round_prompt(state, ctx), ModeratorDecision, "moderate", round_no
     )
     if parsed is None:
         return failed or {}
@@ -229,14 +242,8 @@ async def final_verdict(state: DebateCVState, runtime: Runtime[DebateCVContext])
     """At the round limit the moderator decides from a summary of the whole debate."""
     ctx = settings(runtime, DebateCVContext)
     round_no = state["round"]
-    prompt = prompts.FINAL_VERDICT.format(
-        setup=moderator_setup(state, ctx),
-        max_rounds=ctx.max_rounds,
-        summary=render_notes(state.get("moderator_notes", []), ctx.max_doc_chars),
-        dialogue=render_dialogue(state.get("transcript", []), ctx.max_doc_chars),
-    )
     parsed, cost, errors, failed = await _ask_moderator(
-        ctx, prompt, FinalVerdict, "final_verdict", round_no
+        ctx, final_prompt(state, ctx), FinalVerdict, "final_verdict", round_no
     )
     if parsed is None:
         return failed or {}
