@@ -12,7 +12,14 @@ from pydantic import BaseModel, Field
 
 from nodes.madam_rag.doc_agent import AgentAnswer
 from tests.fakes import ScriptedChatModel
-from tools.llm import SCHEMA_INSTRUCTION, CallSite, ask, ask_structured, structured_mode
+from tools.llm import (
+    SCHEMA_INSTRUCTION,
+    CallSite,
+    ask,
+    ask_structured,
+    schema_prompt,
+    structured_mode,
+)
 
 SITE = CallSite(role="agent", agent="agent_1", stage="answer", round_no=1, max_tokens=100)
 
@@ -152,3 +159,22 @@ def test_a_model_class_may_declare_its_mode() -> None:
 
     assert structured_mode(Declared()) == "prompt"
     assert structured_mode(ToolCallingFake()) == "native"
+
+
+def test_a_schema_is_built_once_per_class(monkeypatch: Any) -> None:
+    """pydantic rebuilds a JSON schema on every call; structured calls reuse the first one."""
+
+    class Once(BaseModel):
+        answer: str
+
+    built: list[int] = []
+    original = Once.model_json_schema
+
+    def counting(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        built.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(Once, "model_json_schema", counting)
+    first = schema_prompt("Q?", Once)
+    assert schema_prompt("Q?", Once) == first and '"answer"' in first
+    assert len(built) == 1

@@ -309,7 +309,11 @@ def structured_mode(model: Any) -> str:
 
 
 def _schema_json(schema: type[BaseModel]) -> dict[str, Any]:
-    return _SCHEMAS.setdefault(schema, schema.model_json_schema())
+    """The JSON schema of ``schema``, built once per class (pydantic rebuilds it per call)."""
+    found = _SCHEMAS.get(schema)
+    if found is None:
+        found = _SCHEMAS[schema] = schema.model_json_schema()
+    return found
 
 
 _SCHEMAS: dict[type[BaseModel], dict[str, Any]] = {}
@@ -322,7 +326,7 @@ def schema_prompt(prompt: str, schema: type[BaseModel]) -> str:
     function, so what it learns from and what it is asked at inference agree.
     """
     schema_text = json.dumps(_schema_json(schema))
-    return f"{prompt}\n\nAnswer with one JSON object matching this JSON schema:\n{schema_text}"
+    return f"{prompt}\n\n{SCHEMA_INSTRUCTION}\n{schema_text}"
 
 
 async def _structured_once(
