@@ -9,7 +9,7 @@ export RAGAS_DO_NOT_TRACK := true
 export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 
-.PHONY: demo test test-fast lint bench-speed
+.PHONY: demo test test-fast lint bench-speed bench-fusion
 
 # llama.cpp is compiled here. A native build (-march=native) uses AMX tile instructions on
 # CPUs that report them, and those fault in VMs that do not virtualise AMX (segfault on the
@@ -46,3 +46,7 @@ lint: $(VENV)/.installed
 # Speed benchmark (minutes: fake-model rows first, then the embedded model and a SciFact index).
 bench-speed: $(VENV)/.installed
 	$(PY) -m benchmarks.speed
+
+# Hybrid fusion tuned on SciFact train, dev reported (needs `factdebate bench-retrieval --dataset scifact` first).
+bench-fusion: $(VENV)/.installed
+	$(PY) -m benchmarks.fusion_tuning

@@ -132,3 +132,20 @@ def test_passages_keep_their_document(data_home: Path) -> None:
     parts = split_passages([doc("d#1", "T", "word " * 600)])
     assert len(parts) > 1 and {p["doc"] for p in parts} == {"d#1"}
     assert all(isinstance(p, dict) and set(p) == set(Passage.__annotations__) for p in parts)
+
+
+def test_fusion_tuning_chooses_on_train_and_reports_dev_at_that_point() -> None:
+    """The tuning benchmark picks the grid point best on train, then scores dev there."""
+    from benchmarks.fusion_tuning import tune
+
+    others = [f"x{i}" for i in range(12)]
+    # Train: the dense ranking finds the gold document, BM25 ranks it 10th -> favour dense.
+    train = [({"g"}, ["g", *others], [*others[:9], "g", *others[9:]])] * 3
+    # Dev: the opposite, so the train-chosen point loses on dev and the report shows it.
+    dev = [({"g"}, [*others[:9], "g", *others[9:]], ["g", *others])] * 2
+    result = tune(train, dev, weights=(0.5, 2.0), ks=(1, 60))
+    assert result["chosen"]["dense_weight"] == 2.0
+    assert result["chosen"]["train"][0] == 1.0
+    assert result["chosen"]["dev"][0] < 1.0
+    assert result["claims"] == {"train": 3, "dev": 2}
+    assert len(result["grid"]) == 4
