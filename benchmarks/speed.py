@@ -329,7 +329,7 @@ def index_build(dataset: str) -> Row:
     from factdebate.retrieval_bench import run_retrieval_bench
 
     with tempfile.TemporaryDirectory() as out_dir:
-        result = run_retrieval_bench(dataset, None, None, Path(out_dir))
+        result = run_retrieval_bench(dataset, None, None, Path(out_dir), rebuild=True)
     recall = {name: m["recall@3"] for name, m in result["engines"].items()}
     return Row(
         f"index build, {dataset} ({result['documents']} documents)",
