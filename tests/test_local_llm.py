@@ -64,8 +64,27 @@ def test_thread_count_follows_the_setting(monkeypatch: pytest.MonkeyPatch):
 
 
 def test_thread_count_leaves_busy_cores_alone(monkeypatch: pytest.MonkeyPatch):
+    import psutil
+
     monkeypatch.delenv(local_llm.THREADS_ENV, raising=False)
     monkeypatch.setattr(cpu.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(psutil, "cpu_count", lambda: 2)
+    # The load average counts this process's own earlier work; the sample does not.
+    monkeypatch.setattr(cpu.os, "getloadavg", lambda: (1.2, 0.0, 0.0))
+    for busy_percent, threads in ((5.0, 2), (55.0, 1), (100.0, 1)):
+        monkeypatch.setattr(psutil, "cpu_percent", lambda interval, b=busy_percent: b)
+        assert local_llm.llama_threads() == threads, busy_percent
+
+
+def test_thread_count_falls_back_to_the_load_average(monkeypatch: pytest.MonkeyPatch):
+    import psutil
+
+    def unavailable(interval: float) -> float:
+        raise OSError("no /proc/stat")
+
+    monkeypatch.delenv(local_llm.THREADS_ENV, raising=False)
+    monkeypatch.setattr(cpu.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(psutil, "cpu_percent", unavailable)
     monkeypatch.setattr(cpu.os, "getloadavg", lambda: (0.2, 0.0, 0.0))
     assert local_llm.llama_threads() == 2
     monkeypatch.setattr(cpu.os, "getloadavg", lambda: (1.2, 0.0, 0.0))

@@ -7,18 +7,31 @@ import os
 from tools.records import ModelConfigError
 
 MAX_THREADS = 256
+SAMPLE_S = 0.25
+"""Seconds over which busy cores are sampled."""
 
 
 def idle_cores() -> int:
-    """This process's CPUs minus the 1-minute load average, at least 1.
+    """This process's CPUs minus those other work keeps busy right now, at least 1.
 
     Inference threads wait for each other at every layer, so one more thread than there are
     free cores stalls the rest: on a busy 2-core machine 2 threads ran llama.cpp ~10x and
-    MiniLM ~1.5x slower than 1 thread.
+    MiniLM ~1.5x slower than 1 thread. Busy cores are sampled over ``SAMPLE_S`` (psutil's
+    system-wide CPU time) while this thread waits, so this process's own earlier work does
+    not count against it, as it would in the load average (a benchmark that had just run
+    at 100% of one core saw 1.0 of load and then loaded llama.cpp with 1 thread on an
+    otherwise idle 2-core machine). Falls back to the 1-minute load average.
     """
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     cpus = max(1, cpus or 1)
-    idle = cpus - os.getloadavg()[0] if hasattr(os, "getloadavg") else cpus
+    try:
+        import psutil
+
+        busy_share = float(psutil.cpu_percent(interval=SAMPLE_S)) / 100.0
+        total = int(psutil.cpu_count() or cpus)
+        idle = min(cpus, total * (1.0 - busy_share))
+    except (ImportError, OSError, RuntimeError):
+        idle = cpus - os.getloadavg()[0] if hasattr(os, "getloadavg") else cpus
     return max(1, min(cpus, round(idle)))
 
 
