@@ -331,13 +331,13 @@ def index_build(dataset: str) -> Row:
     with tempfile.TemporaryDirectory() as out_dir:
         result = run_retrieval_bench(dataset, None, None, Path(out_dir), rebuild=True)
     recall = {name: m["recall@3"] for name, m in result["engines"].items()}
+    build = sum(result["build_s"].values())  # manifest times per engine: dense, bm25
     return Row(
         f"index build, {dataset} ({result['documents']} documents)",
-        f"{result['index_build_s']:.0f} s; R@3 "
-        + ", ".join(f"{name} {r:.3f}" for name, r in recall.items()),
+        f"{build:.0f} s; R@3 " + ", ".join(f"{name} {r:.3f}" for name, r in recall.items()),
         "",
         "<= 120 s, same recall",
-        {"build_s": result["index_build_s"], "recall@3": recall},
+        {"build_s": result["build_s"], "recall@3": recall},
     )
 
 
@@ -384,13 +384,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("need 0 < --latency <= 5, 1 <= --repeats <= 20, 1 <= --claims <= 200")
     rows = asyncio.run(fast_rows(args.latency, args.repeats, args.claims, args.dataset))
     print(render(rows), flush=True)
+    phases: list[Callable[[], list[Row]]] = []
     if not args.skip_embedded:
-        rows += embedded_claim()
+        phases.append(embedded_claim)
     if not args.skip_index:
-        rows.append(index_build(args.index_dataset))
-    if not (args.skip_embedded and args.skip_index):
-        print("\n" + render(rows))
-    if args.json:
+        phases.append(lambda: [index_build(args.index_dataset)])
+    for phase in phases:  # each slow phase prints (and saves) its rows as soon as it ends
+        rows += phase()
+        print("\n" + render(rows), flush=True)
+        if args.json:
+            args.json.write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n")
+    if args.json and not phases:
         args.json.write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n")
     return 0
 
