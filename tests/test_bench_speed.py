@@ -70,3 +70,28 @@ def test_embeddings_override_is_used_and_taken_back():
     finally:
         embeddings.override_embeddings(None)
     assert embeddings.default_embeddings() is not fake
+
+
+@pytest.mark.slow
+def test_index_row_builds_afresh_and_reports_build_time_and_recall(
+    tmp_path: Path, data_home: Path
+) -> None:
+    """The index row (run last, after the embedded rows) indexes a corpus and reads its times."""
+    from factdebate.datasets import DatasetError, load_fever_mini_corpus
+
+    try:
+        load_fever_mini_corpus()
+    except (DatasetError, OSError) as exc:
+        pytest.skip(f"shared fever-mini corpus missing: {exc}")
+    out = tmp_path / "rows.json"
+    embeddings.override_embeddings(DeterministicFakeEmbedding(size=embeddings.EMBEDDING_DIM))
+    try:
+        args = ["--latency", "0.01", "--repeats", "1", "--claims", "1", "--skip-embedded"]
+        assert main([*args, "--index-dataset", "fever-mini", "--json", str(out)]) == 0
+    finally:
+        embeddings.override_embeddings(None)
+    row = json.loads(out.read_text())[-1]
+    assert row["measure"] == "index build, fever-mini (293 documents)"
+    assert set(row["detail"]["build_s"]) == {"dense", "bm25"}
+    assert set(row["detail"]["recall@3"]) == {"dense", "hybrid", "bm25"}
+    assert row["value"].endswith(f"bm25 {row['detail']['recall@3']['bm25']:.3f}")
