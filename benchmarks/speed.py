@@ -383,19 +383,19 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 < args.latency <= 5 or not 1 <= args.repeats <= 20 or not 1 <= args.claims <= 200:
         parser.error("need 0 < --latency <= 5, 1 <= --repeats <= 20, 1 <= --claims <= 200")
     rows = asyncio.run(fast_rows(args.latency, args.repeats, args.claims, args.dataset))
-    print(render(rows), flush=True)
     phases: list[Callable[[], list[Row]]] = []
     if not args.skip_embedded:
         phases.append(embedded_claim)
     if not args.skip_index:
         phases.append(lambda: [index_build(args.index_dataset)])
-    for phase in phases:  # each slow phase prints (and saves) its rows as soon as it ends
-        rows += phase()
-        print("\n" + render(rows), flush=True)
+    while True:  # print (and save) the rows so far after each phase: a crash keeps them
+        print(render(rows), flush=True)
         if args.json:
             args.json.write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n")
-    if args.json and not phases:
-        args.json.write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n")
+        if not phases:
+            break
+        rows += phases.pop(0)()
+        print()
     return 0
 
 

@@ -164,13 +164,14 @@ def read_sft(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
     for number, row in _read_jsonl(path)[:limit]:
         where = f"{path}:{number}"
         messages = row.get("messages") if isinstance(row, dict) else None
-        last = messages[-1] if isinstance(messages, list) and messages else None
+        if not isinstance(messages, list) or not messages:
+            messages = [None]
+        last = messages[-1]
         if not isinstance(last, dict) or last.get("role") != "assistant":
             raise TrainingDataError(
                 f'{where}: expected {{"messages": [system..., user, assistant]}} as '
                 "`factdebate syndec` writes to sft.jsonl"
             )
-        assert isinstance(messages, list)
         out.append(
             {
                 "prompt": _prompt(messages[:-1], where),
