@@ -9,7 +9,7 @@ export RAGAS_DO_NOT_TRACK := true
 export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 
-.PHONY: demo test test-fast lint bench-speed bench-fusion
+.PHONY: demo test test-fast lint bench-speed bench-fusion bench-bm25
 
 # llama.cpp is compiled here. A native build (-march=native) uses AMX tile instructions on
 # CPUs that report them, and those fault in VMs that do not virtualise AMX (segfault on the
@@ -50,3 +50,7 @@ bench-speed: $(VENV)/.installed
 # Hybrid fusion tuned on SciFact train, dev reported (needs `factdebate bench-retrieval --dataset scifact` first).
 bench-fusion: $(VENV)/.installed
 	$(PY) -m benchmarks.fusion_tuning
+
+# BM25 k1 and b tuned on SciFact train, dev reported (in memory; about 3 minutes).
+bench-bm25: $(VENV)/.installed
+	$(PY) -m benchmarks.bm25_tuning

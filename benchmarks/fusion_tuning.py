@@ -32,27 +32,41 @@ KS = (1, 5, 10, 20, 30, 60, 100)
 Rankings = list[tuple[set[str], list[str], list[str]]]
 
 
+def gold_claims(split: str) -> list[tuple[set[str], str]]:
+    """``(gold abstract ids, claim)`` of every SciFact claim of ``split`` with gold abstracts."""
+    out = []
+    for item in load_scifact(split=split).items:
+        gold = set(map(str, item.meta.get("gold_doc_ids") or []))
+        if gold:
+            out.append((gold, item.claim))
+    return out
+
+
+def recall_3_10(ranked: Sequence[Sequence[str]], gold: Sequence[set[str]]) -> tuple[float, float]:
+    """Recall@3 and recall@10 of document rankings (best first)."""
+    at3 = retrieval_metrics([r[:3] for r in ranked], gold, ks=(3,))["recall@3"]
+    at10 = retrieval_metrics([r[:10] for r in ranked], gold, ks=(10,))["recall@10"]
+    return at3, at10
+
+
 def rankings(collection: str, split: str) -> Rankings:
     """Gold documents, dense ranking and BM25 ranking of every claim with gold abstracts."""
     manifest = live_manifest(collection)
     lexical = lexical_index(manifest)
-    out: Rankings = []
-    for item in load_scifact(split=split).items:
-        gold = set(map(str, item.meta.get("gold_doc_ids") or []))
-        if gold:
-            dense = [doc for doc, _, _ in dense_rank(manifest, item.claim, FETCH_DOCS)]
-            lex = [doc for doc, _ in lexical.rank(item.claim, FETCH_DOCS)]
-            out.append((gold, dense, lex))
-    return out
+    return [
+        (
+            gold,
+            [doc for doc, _, _ in dense_rank(manifest, claim, FETCH_DOCS)],
+            [doc for doc, _ in lexical.rank(claim, FETCH_DOCS)],
+        )
+        for gold, claim in gold_claims(split)
+    ]
 
 
 def score(rows: Rankings, weight: float, k: int) -> tuple[float, float]:
     """Recall@3 and recall@10 of the fused rankings."""
     fused = [[doc for doc, _ in rrf([dense, lex], [weight, 1.0], k)][:10] for _, dense, lex in rows]
-    gold = [g for g, _, _ in rows]
-    at3 = retrieval_metrics([f[:3] for f in fused], gold, ks=(3,))["recall@3"]
-    at10 = retrieval_metrics(fused, gold, ks=(10,))["recall@10"]
-    return at3, at10
+    return recall_3_10(fused, [g for g, _, _ in rows])
 
 
 def tune(

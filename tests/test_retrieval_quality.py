@@ -149,3 +149,26 @@ def test_fusion_tuning_chooses_on_train_and_reports_dev_at_that_point() -> None:
     assert result["chosen"]["dev"][0] < 1.0
     assert result["claims"] == {"train": 3, "dev": 2}
     assert len(result["grid"]) == 4
+
+
+def test_bm25_tuning_chooses_length_normalisation_on_train_and_reports_dev() -> None:
+    """b decides whether one long, repetitive abstract beats short ones; train decides b."""
+    from benchmarks.bm25_tuning import tune
+    from tools.manifest import BM25_B, BM25_K1
+
+    filler = " ".join(f"filler{i}" for i in range(60))
+    docs = [
+        doc("s1", "", "alpha beta"),
+        doc("s2", "", "alpha beta gamma"),
+        doc("s3", "", "alpha beta gamma delta"),
+        doc("long", "", f"alpha alpha alpha {filler}"),
+    ]
+    claims = {"train": [({"long"}, "alpha")], "dev": [({"s3"}, "alpha")]}
+    result = tune(split_passages(docs), claims, k1s=(1.2,), bs=(0.1, 0.9))
+    by_b = {row["b"]: row for row in result["grid"]}
+    # Weak length normalisation ranks the long abstract first, s3 fourth; strong, the reverse.
+    assert by_b[0.1]["train"][0] == 1.0 and by_b[0.1]["dev"][0] == 0.0
+    assert by_b[0.9]["train"][0] == 0.0 and by_b[0.9]["dev"][0] == 1.0
+    assert (result["chosen"]["k1"], result["chosen"]["b"]) == (1.2, 0.1)
+    assert (result["default"]["k1"], result["default"]["b"]) == (BM25_K1, BM25_B)
+    assert result["claims"] == {"train": 1, "dev": 1}

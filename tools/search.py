@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tools.manifest import (
+    BM25_B,
+    BM25_K1,
     BM25_METHOD,
     IndexMismatchError,
     Manifest,
@@ -55,25 +57,37 @@ def tokenize(texts: Sequence[str]) -> list[list[str]]:
     return tokens
 
 
-def _fit(texts: Sequence[str]) -> Any | None:
+def _fit(texts: Sequence[str], k1: float, b: float) -> Any | None:
     """A BM25 index of ``texts``, or None when no text has a single searchable word."""
     import bm25s
 
     tokens = tokenize(texts)
     if not any(tokens):
         return None
-    retriever = bm25s.BM25(method=BM25_METHOD)
+    retriever = bm25s.BM25(method=BM25_METHOD, k1=k1, b=b)
     retriever.index(tokens, show_progress=False)
     return retriever
 
 
+def fit_lexical(
+    passages: Sequence[Passage], k1: float = BM25_K1, b: float = BM25_B
+) -> LexicalIndex:
+    """The two-field (text, title) BM25 index of ``passages``, in memory.
+
+    A field without a single searchable word is left out and scores zero. ``k1`` and ``b``
+    are the shipped settings unless a tuning run asks for others.
+    """
+    text, title = (_fit([p[name] for p in passages], k1, b) for name in ("text", "title"))
+    return LexicalIndex(text, title, list(passages), corpus_hash(passages))
+
+
 def build_bm25(target: Path, passages: Sequence[Passage]) -> None:
-    """Build the two-field (text, title) BM25 index of ``passages`` into a new folder ``target``."""
+    """Build the two-field BM25 index of ``passages`` (shipped settings) into a new ``target``."""
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
-    for name in ("text", "title"):
-        fitted = _fit([p[name] for p in passages])
-        if fitted is not None:  # a field without words is left out, and scores zero
+    index = fit_lexical(passages)
+    for name, fitted in (("text", index.text), ("title", index.title)):
+        if fitted is not None:
             fitted.save(str(target / name), show_progress=False)
     with (target / "passages.json").open("w", encoding="utf-8") as handle:
         json.dump(list(passages), handle)
