@@ -20,6 +20,19 @@ NO_ANSWER = "(no answer)"
 QUERY_CHARS = 500  # cap on a model-written search query quoted back into a prompt
 
 
+def _no_control(text: str) -> bool:
+    """True when ``text`` holds no control characters (category C) besides newline and tab.
+
+    Every category-C character is non-printable, so a printable remainder proves it at C
+    speed; text with other non-printables (no-break spaces, say) takes the per-character way.
+    """
+    return text.replace("\n", "").replace("\t", "").isprintable()
+
+
+def _visible(ch: str) -> str:
+    return ch if ch in "\n\t" or unicodedata.category(ch)[0] != "C" else " "
+
+
 def sanitize(text: str, max_chars: int | None) -> str:
     """Clean untrusted text: the one cleaner for documents and agent outputs alike.
 
@@ -31,7 +44,7 @@ def sanitize(text: str, max_chars: int | None) -> str:
     cut = max_chars is not None and len(text) > 2 * max_chars + 1000
     if cut and max_chars is not None:
         text = text[: 2 * max_chars + 1000]
-    kept = "".join(ch if ch in "\n\t" or unicodedata.category(ch)[0] != "C" else " " for ch in text)
+    kept = text if _no_control(text) else "".join(_visible(ch) for ch in text)
     kept = _CONTROL_TOKEN_RE.sub("[control token removed]", kept)
     kept = _FENCE_RE.sub("[fence removed]", kept)
     if max_chars is not None and (cut or len(kept) > max_chars):

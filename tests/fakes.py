@@ -46,12 +46,13 @@ class ScriptedChatModel(BaseChatModel):
         if isinstance(answer, BaseException):
             raise answer
         text = answer(prompt) if callable(answer) else answer
+        words_in, words_out = len(prompt.split()), len(text.split())
         message = AIMessage(
             text,
             usage_metadata={
-                "input_tokens": len(prompt.split()),
-                "output_tokens": len(text.split()),
-                "total_tokens": len(prompt.split()) + len(text.split()),
+                "input_tokens": words_in,
+                "output_tokens": words_out,
+                "total_tokens": words_in + words_out,
             },
         )
         return ChatResult(generations=[ChatGeneration(message=message)])

@@ -178,3 +178,42 @@ def test_a_schema_is_built_once_per_class(monkeypatch: Any) -> None:
     first = schema_prompt("Q?", Once)
     assert schema_prompt("Q?", Once) == first and '"answer"' in first
     assert len(built) == 1
+
+
+def test_ragas_prompts_render_the_same_text_with_their_schema_built_once(monkeypatch: Any) -> None:
+    """RAGAS rebuilds an output schema for every prompt; ours reads a one-time copy."""
+    from ragas.metrics.collections.answer_relevancy.util import (
+        AnswerRelevanceInput,
+        AnswerRelevanceOutput,
+        AnswerRelevancePrompt,
+    )
+    from ragas.metrics.collections.faithfulness.util import (
+        NLIStatementInput,
+        NLIStatementPrompt,
+        StatementGeneratorInput,
+        StatementGeneratorPrompt,
+    )
+
+    from tools.scoring import fast_prompt
+
+    cases = [
+        (AnswerRelevancePrompt, AnswerRelevanceInput(response="It is in Paris.")),
+        (StatementGeneratorPrompt, StatementGeneratorInput(question="Q?", answer="A. B.")),
+        (NLIStatementPrompt, NLIStatementInput(context="ctx", statements=["A.", "B."])),
+    ]
+    for prompt_class, data in cases:
+        assert fast_prompt(prompt_class()).to_string(data) == prompt_class().to_string(data)
+    built: list[int] = []
+    original = AnswerRelevanceOutput.model_json_schema
+
+    def counting(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        built.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(AnswerRelevanceOutput, "model_json_schema", counting)
+    data = AnswerRelevanceInput(response="Elsewhere.")
+    for _ in range(3):
+        fast_prompt(AnswerRelevancePrompt()).to_string(data)
+    assert built == []  # built once, before this test counted (or at its first use)
+    AnswerRelevancePrompt().to_string(data)
+    assert built == [1]  # RAGAS's own prompt rebuilds it on every render

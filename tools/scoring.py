@@ -6,7 +6,7 @@ import asyncio
 import math
 import os
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from ragas.metrics.collections.answer_relevancy.util import (  # noqa: E402
     AnswerRelevanceOutput,
     AnswerRelevancePrompt,
 )
+from ragas.prompt.metrics.base_prompt import BasePrompt  # noqa: E402
 
 from tools.llm import CallSite, ask_structured, redact  # noqa: E402
 from tools.models import with_temperature  # noqa: E402
@@ -32,6 +33,35 @@ T = TypeVar("T", bound=BaseModel)
 
 class ScorerOutputError(RuntimeError):
     """The scoring model's output did not match the schema RAGAS asked for."""
+
+
+class _SchemaOnce:
+    """Stands in for a RAGAS output model where its prompt reads only the JSON schema.
+
+    RAGAS prompts rebuild their output model's JSON schema for every prompt they render
+    (pydantic does not cache it); that was about a seventh of the CPU time of a Tool-MAD
+    claim with an instant model. The schema is built once here; the text is unchanged.
+    """
+
+    def __init__(self, model: type[BaseModel]) -> None:
+        self._schema = model.model_json_schema()
+
+    def model_json_schema(self) -> dict[str, Any]:
+        """The schema built at construction."""
+        return self._schema
+
+
+_schemas: dict[type[BaseModel], _SchemaOnce] = {}
+
+
+def fast_prompt(prompt: BasePrompt[Any, Any]) -> BasePrompt[Any, Any]:
+    """``prompt`` (changed in place) rendering its output schema from a one-time copy."""
+    model = prompt.output_model
+    if isinstance(model, type):
+        if model not in _schemas:
+            _schemas[model] = _SchemaOnce(model)
+        prompt.output_model = _schemas[model]  # type: ignore[assignment]
+    return prompt
 
 
 class _ChatModelForRagas(InstructorBaseRagasLLM):
@@ -118,9 +148,10 @@ async def _faithfulness(
         message = "faithfulness: no documents were retrieved"
         return 0.0, [ErrorRecord(**where, kind="score_unavailable", message=message)]
     try:
-        result = await Faithfulness(llm=llm).ascore(
-            user_input=claim, response=answer, retrieved_contexts=contexts
-        )
+        metric = Faithfulness(llm=llm)
+        fast_prompt(metric.statement_generator_prompt)
+        fast_prompt(metric.nli_statement_prompt)
+        result = await metric.ascore(user_input=claim, response=answer, retrieved_contexts=contexts)
     except Exception as exc:  # RAGAS wraps provider/parse errors in many types
         message = redact(f"faithfulness: {type(exc).__name__}: {exc}")
         return None, [ErrorRecord(**where, kind="score_error", message=message)]
@@ -146,7 +177,7 @@ async def _relevance(
     and sample (the caller passes a model at a temperature above 0), so they are different
     questions rather than one question asked ``strictness`` times.
     """
-    prompt = AnswerRelevancePrompt().to_string(AnswerRelevanceInput(response=answer))
+    prompt = fast_prompt(AnswerRelevancePrompt()).to_string(AnswerRelevanceInput(response=answer))
     outputs = await asyncio.gather(
         *(llm.agenerate(prompt, AnswerRelevanceOutput) for _ in range(strictness)),
         return_exceptions=True,

@@ -12,6 +12,28 @@ SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
 """Environment variables whose names end so hold secrets (OPENAI_API_KEY, HF_TOKEN, ...)."""
 REDACTED = "[redacted]"
 _installed = False
+_known: list[tuple[object, tuple[str, ...]]] = []  # (environment fingerprint, secret values)
+
+
+def _secret_values() -> tuple[str, ...]:
+    """Values of the secret variables now in the environment (recomputed when it changes).
+
+    Every reply passes through ``redact``; decoding the whole environment each time cost
+    more than the redaction. CPython keeps the environment in ``os.environ._data``, whose
+    items are a cheap fingerprint; elsewhere the values are read every time.
+    """
+    data = getattr(os.environ, "_data", None)
+    fingerprint = tuple(data.items()) if isinstance(data, dict) else None
+    if fingerprint is not None and _known and _known[0][0] == fingerprint:
+        return _known[0][1]
+    values = tuple(
+        value
+        for name, value in os.environ.items()
+        if name.upper().endswith(SECRET_SUFFIXES) and len(value) >= 6
+    )
+    if fingerprint is not None:
+        _known[:] = [(fingerprint, values)]
+    return values
 
 
 def redact(text: str) -> str:
@@ -21,8 +43,8 @@ def redact(text: str) -> str:
     of six characters or more); error messages, model replies and results pass through here
     before they are recorded, printed or written to disk.
     """
-    for name, value in os.environ.items():
-        if name.upper().endswith(SECRET_SUFFIXES) and len(value) >= 6 and value in text:
+    for value in _secret_values():
+        if value in text:
             text = text.replace(value, REDACTED)
     return text
 

@@ -77,6 +77,20 @@ def test_sanitized_evidence_cannot_close_its_fence(text: str) -> None:
     assert len(sanitize(text, 100)) <= 106
 
 
+@given(st.text(max_size=200))
+def test_control_character_check_agrees_with_unicode_categories(text: str) -> None:
+    """The C-speed shortcut says "no control characters" exactly when none is there."""
+    import unicodedata
+
+    from nodes.evidence_block import _no_control
+
+    has_control = any(ch not in "\n\t" and unicodedata.category(ch)[0] == "C" for ch in text)
+    if _no_control(text):
+        assert not has_control
+    cleaned = sanitize(text, None)
+    assert not any(ch not in "\n\t" and unicodedata.category(ch)[0] == "C" for ch in cleaned)
+
+
 @given(any_text)
 def test_truth_and_confidence_parsers_are_total(text: str) -> None:
     truth = parse_truth(text)

@@ -179,3 +179,19 @@ def test_cli_output_and_bench_files_hold_no_secret(keys, tmp_path: Path, data_ho
         assert_clean((out_dir / name).read_text(encoding="utf-8"))
     row = json.loads((out_dir / "results.jsonl").read_text().splitlines()[0])
     assert any(e["kind"] == "model_error" for e in row["errors"])
+
+
+def test_redaction_follows_the_environment_as_it_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Secret values are remembered per environment: a new, changed or removed key is seen."""
+    from tools.secrets import redact
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert redact(f"a {OPENAI} b") == f"a {OPENAI} b"
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI)
+    assert redact(f"a {OPENAI} b") == "a [redacted] b"
+    monkeypatch.setenv("OPENAI_API_KEY", TAVILY)
+    assert redact(f"{OPENAI} {TAVILY}") == f"{OPENAI} [redacted]"
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-987654")
+    assert redact("x tok-987654 tvly") == "x [redacted] tvly"
+    monkeypatch.delenv("OPENAI_API_KEY")
+    assert redact(TAVILY) == TAVILY
