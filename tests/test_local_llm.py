@@ -103,3 +103,44 @@ def test_token_rates_are_measured_on_the_loaded_model():
     rates = local_llm.token_rates(model, LABELS_3)
     assert rates["prefill_tps"] > 0 and rates["generate_tps"] > 0
     assert rates["grammar_ms_per_token"] > 0
+
+
+def test_prefix_cache_setting_is_bounded(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv(local_llm.CACHE_ENV, raising=False)
+    assert local_llm.prefix_cache_mb() == local_llm.CACHE_MB
+    monkeypatch.setenv(local_llm.CACHE_ENV, "0")
+    assert local_llm.prefix_cache_mb() == 0
+    for bad in ("-1", "lots", "1.5", str(local_llm.MAX_CACHE_MB + 1)):
+        monkeypatch.setenv(local_llm.CACHE_ENV, bad)
+        with pytest.raises(ModelConfigError, match=local_llm.CACHE_ENV):
+            local_llm.prefix_cache_mb()
+
+
+@pytest.mark.parametrize("cache_mb", [0, 64])
+def test_prefix_cache_resumes_a_shared_prefix_after_another_prompt(cache_mb: int):
+    """Prompt A, an unrelated prompt B, then A's prefix again: only the cache skips it."""
+    llm = llama_cpp.Llama(
+        model_path=str(local_llm.local_model_path()), n_ctx=512, n_threads=1, verbose=False
+    )
+    local_llm.use_prefix_cache(llm, cache_mb)
+    evaluated: list[int] = []
+    original = llm.eval
+
+    def counting(tokens: list[int]) -> None:
+        evaluated.append(len(tokens))
+        original(tokens)
+
+    llm.eval = counting  # type: ignore[method-assign]
+    shared = " ".join(f"Rule {i}: answer in one short sentence." for i in range(12))
+    prefix = len(llm.tokenize(shared.encode()))
+    try:
+        llm.create_completion(f"{shared}\nQuestion: Where is Paris?", max_tokens=1)
+        llm.create_completion("A different prompt about lighthouses.", max_tokens=1)
+        evaluated.clear()
+        llm.create_completion(f"{shared}\nQuestion: Where is Rome?", max_tokens=1)
+    finally:
+        llm.close()
+    if cache_mb:
+        assert sum(evaluated) < 20 < prefix  # only the new question was evaluated
+    else:
+        assert sum(evaluated) > prefix  # the shared prefix was evaluated again

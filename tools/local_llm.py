@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import importlib.util
+import os
 import subprocess
 import sys
 import threading
@@ -21,6 +22,10 @@ from tools.records import ModelConfigError
 _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _generate_lock = threading.Lock()
 THREADS_ENV = "FACTDEBATE_LLAMA_THREADS"
+CACHE_ENV = "FACTDEBATE_LLAMA_CACHE_MB"
+CACHE_MB = 1024
+"""Default RAM for saved llama.cpp states (about 23 KB per cached token for SmolLM2-135M)."""
+MAX_CACHE_MB = 65536
 PORTABLE_REBUILD = (
     'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --no-cache-dir --force-reinstall --no-deps '
     "llama-cpp-python"
@@ -95,6 +100,31 @@ def llama_threads() -> int:
     return threads_setting(THREADS_ENV)
 
 
+def prefix_cache_mb() -> int:
+    """RAM for the prefix cache: ``FACTDEBATE_LLAMA_CACHE_MB`` (0 turns it off), else 1024."""
+    raw = os.environ.get(CACHE_ENV, "").strip()
+    if not raw:
+        return CACHE_MB
+    if not raw.isdigit() or int(raw) > MAX_CACHE_MB:
+        raise ModelConfigError(f"{CACHE_ENV} must be a whole number 0..{MAX_CACHE_MB}, got {raw!r}")
+    return int(raw)
+
+
+def use_prefix_cache(llm: Any, megabytes: int) -> None:
+    """Keep llama.cpp states after each call, so a later prompt resumes from the longest match.
+
+    One context evaluates one prompt at a time, and calls from different roles interleave:
+    by default only a prompt continuing the very last one skips its shared prefix. RAGAS's
+    prompts start with the same instructions, schema and examples every time, and answer
+    relevance sends one prompt ``strictness`` times; with saved states (llama-cpp-python's
+    RAM cache, least recently used dropped first) those prefixes are evaluated once.
+    """
+    if megabytes > 0:
+        from llama_cpp.llama_cache import LlamaRAMCache
+
+        llm.set_cache(LlamaRAMCache(capacity_bytes=megabytes * 1024 * 1024))
+
+
 def load_local_model(
     temperature: float = 0.0,
     max_tokens: int = 512,
@@ -122,6 +152,7 @@ def load_local_model(
         verbose=False,
         streaming=False,
     )
+    use_prefix_cache(model.client, prefix_cache_mb())
     # Free llama.cpp before interpreter teardown (its __del__ fails once modules are gone).
     atexit.register(model.client.close)
     return model
@@ -152,18 +183,26 @@ def token_rates(model: LocalChatModel, labels: tuple[str, ...]) -> dict[str, flo
     against the same prompt without it.
     """
     llm = model.client
+    with _generate_lock:
+        cache, llm.cache = llm.cache, None  # every timed prompt is evaluated in full
+        try:
+            return _rates(llm, labels)
+        finally:
+            llm.cache = cache
+
+
+def _rates(llm: Any, labels: tuple[str, ...]) -> dict[str, float]:
     filler = " ".join(f"Evidence sentence {i} mentions a different fact." for i in range(60))
     short = "Write a long story about a lighthouse keeper."
-    with _generate_lock:
-        prefill_s, prompt_tokens, _ = _complete(llm, filler, max_tokens=1)
-        prefill_tps = prompt_tokens / prefill_s
-        per_token: dict[str, float] = {}
-        for name, extra in (
-            ("plain", {"logit_bias": {llm.token_eos(): -100.0}}),
-            ("grammar", {"grammar": label_grammar(labels)}),
-        ):
-            seconds, used, made = _complete(llm, short, max_tokens=64, **extra)
-            per_token[name] = max(0.0, seconds - used / prefill_tps) / max(1, made)
+    prefill_s, prompt_tokens, _ = _complete(llm, filler, max_tokens=1)
+    prefill_tps = prompt_tokens / prefill_s
+    per_token: dict[str, float] = {}
+    for name, extra in (
+        ("plain", {"logit_bias": {llm.token_eos(): -100.0}}),
+        ("grammar", {"grammar": label_grammar(labels)}),
+    ):
+        seconds, used, made = _complete(llm, short, max_tokens=64, **extra)
+        per_token[name] = max(0.0, seconds - used / prefill_tps) / max(1, made)
     plain, grammar = per_token["plain"], per_token["grammar"]
     return {
         "prefill_tps": prefill_tps,
