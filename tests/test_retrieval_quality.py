@@ -172,3 +172,21 @@ def test_bm25_tuning_chooses_length_normalisation_on_train_and_reports_dev() -> 
     assert (result["chosen"]["k1"], result["chosen"]["b"]) == (1.2, 0.1)
     assert (result["default"]["k1"], result["default"]["b"]) == (BM25_K1, BM25_B)
     assert result["claims"] == {"train": 1, "dev": 1}
+
+
+def test_passages_embedded_shortest_first_keep_their_own_vectors(data_home: Path) -> None:
+    """Embedding in length order must not shuffle which vector belongs to which passage."""
+    topics = [
+        "Volcanoes erupt molten rock called lava from the mantle of the Earth.",
+        "Penguins are flightless birds living in the Southern Hemisphere.",
+        "The violin is a string instrument played with a bow.",
+        "Photosynthesis turns sunlight, water and carbon dioxide into sugar.",
+        "Chess is a board game for two players on sixty-four squares.",
+    ]
+    # Longest first, so the embedding order is the reverse of the corpus order.
+    docs = [doc(f"d{i}", "", " ".join([t] * (len(topics) - i))) for i, t in enumerate(topics)]
+    build_index(docs, "order")
+    for i, topic in enumerate(topics):
+        hits = run_tool("rag", topic, k=1, collection="order", rag_engine="dense")
+        assert [h["id"] for h in hits] == [f"d{i}"]
+        assert hits[0]["text"] == docs[i]["text"]

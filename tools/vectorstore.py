@@ -120,7 +120,12 @@ def build_collection(
     batch_size: int = 128,
     progress: Callable[[int], None] | None = None,
 ) -> None:
-    """Create the Milvus collection ``name`` (new, cosine metric) holding the embedded passages."""
+    """Create the Milvus collection ``name`` (new, cosine metric) holding the embedded passages.
+
+    Passages are embedded shortest first, so each batch pads its texts to similar lengths
+    (in corpus order, SciFact's batches padded 2.16M tokens for 1.77M real ones); each row
+    keeps its position in ``passages`` as its id.
+    """
     client = _client(milvus_uri(uri))
     embeddings = default_embeddings()
     with _lock:
@@ -129,18 +134,20 @@ def build_collection(
         client.create_collection(
             collection_name=name, dimension=EMBEDDING_DIM, metric_type="COSINE", id_type="int"
         )
-    for start in range(0, len(passages), batch_size):
-        batch = passages[start : start + batch_size]
-        vectors = embeddings.embed_documents([f"{p['title']}\n{p['text']}" for p in batch])
+    texts = [f"{p['title']}\n{p['text']}" for p in passages]
+    order = sorted(range(len(passages)), key=lambda i: len(texts[i]))
+    for start in range(0, len(order), batch_size):
+        batch = order[start : start + batch_size]
+        vectors = embeddings.embed_documents([texts[i] for i in batch])
         rows = [
             {
-                "id": start + offset,
+                "id": i,
                 "vector": vector,
-                "doc": p["doc"],
-                "title": p["title"],
-                "text": p["text"][:_MAX_TEXT],
+                "doc": passages[i]["doc"],
+                "title": passages[i]["title"],
+                "text": passages[i]["text"][:_MAX_TEXT],
             }
-            for offset, (p, vector) in enumerate(zip(batch, vectors, strict=True))
+            for i, vector in zip(batch, vectors, strict=True)
         ]
         with _lock:
             client.insert(collection_name=name, data=rows)
