@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import llama_cpp
+import numpy as np
 import pytest
 
 from tools import cpu, local_llm
@@ -118,7 +120,10 @@ def test_prefix_cache_setting_is_bounded(monkeypatch: pytest.MonkeyPatch):
 
 @pytest.mark.parametrize("cache_mb", [0, 64])
 def test_prefix_cache_resumes_a_shared_prefix_after_another_prompt(cache_mb: int):
-    """Prompt A, an unrelated prompt B, then A's prefix again: only the cache skips it."""
+    """Prompt A, an unrelated prompt B, then A's prefix again: only the cache skips it.
+
+    The resumed answer is the one a fresh context gives, and a saved state holds no logits.
+    """
     llm = llama_cpp.Llama(
         model_path=str(local_llm.local_model_path()), n_ctx=512, n_threads=1, verbose=False
     )
@@ -133,14 +138,109 @@ def test_prefix_cache_resumes_a_shared_prefix_after_another_prompt(cache_mb: int
     llm.eval = counting  # type: ignore[method-assign]
     shared = " ".join(f"Rule {i}: answer in one short sentence." for i in range(12))
     prefix = len(llm.tokenize(shared.encode()))
+    second = f"{shared}\nQuestion: Where is Rome?"
     try:
         llm.create_completion(f"{shared}\nQuestion: Where is Paris?", max_tokens=1)
         llm.create_completion("A different prompt about lighthouses.", max_tokens=1)
         evaluated.clear()
-        llm.create_completion(f"{shared}\nQuestion: Where is Rome?", max_tokens=1)
+        resumed = llm.create_completion(second, max_tokens=12, temperature=0.0)
+        resumed_evals = sum(evaluated[:1])
+        llm.reset()
+        llm.set_cache(None)
+        fresh = llm.create_completion(second, max_tokens=12, temperature=0.0)
     finally:
         llm.close()
+    assert resumed["choices"][0]["text"] == fresh["choices"][0]["text"]  # type: ignore[index]
     if cache_mb:
-        assert sum(evaluated) < 20 < prefix  # only the new question was evaluated
+        assert resumed_evals < 20 < prefix  # only the new question was evaluated
     else:
-        assert sum(evaluated) > prefix  # the shared prefix was evaluated again
+        assert resumed_evals > prefix  # the shared prefix was evaluated again
+
+
+def test_saved_states_hold_the_context_but_not_the_logits():
+    llm = llama_cpp.Llama(
+        model_path=str(local_llm.local_model_path()), n_ctx=512, n_threads=1, verbose=False
+    )
+    local_llm.use_prefix_cache(llm, 64)
+    try:
+        llm.create_completion("Name a colour.", max_tokens=2)
+        state = llm.save_state()
+    finally:
+        llm.close()
+    assert state.scores.size == 0  # the library copies n_batch x vocabulary floats here
+    assert state.n_tokens > 0 and state.llama_state_size > 0
+
+
+def test_q8_copy_is_made_once_atomically_and_reused(tmp_path: Path):
+    shipped = local_llm.local_model_path()
+    made = local_llm.requantized(shipped, tmp_path)
+    assert made.parent == tmp_path and made.name.endswith(".Q8_0.gguf")
+    assert [p.name for p in tmp_path.iterdir()] == [made.name]  # no temp file left behind
+    reader = llama_cpp.Llama(model_path=str(made), vocab_only=True, verbose=False)
+    assert reader.metadata["general.file_type"] == str(llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0)
+    reader.close()
+    stamp = made.stat().st_mtime_ns
+    assert local_llm.requantized(shipped, tmp_path) == made
+    assert made.stat().st_mtime_ns == stamp  # reused, not converted again
+
+
+def test_failed_conversion_is_a_clear_error_and_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(llama_cpp, "llama_model_quantize", lambda *args: 1)
+    with pytest.raises(ModelConfigError) as caught:
+        local_llm.requantized(local_llm.local_model_path(), tmp_path)
+    assert local_llm.WEIGHTS_ENV in str(caught.value) and "shipped" in str(caught.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_weights_setting_chooses_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("FACTDEBATE_HOME", str(tmp_path))
+    monkeypatch.delenv(local_llm.WEIGHTS_ENV, raising=False)
+    default = local_llm.embedded_weights()
+    assert default.parent == tmp_path / "weights" and default.name.endswith("Q8_0.gguf")
+    monkeypatch.setenv(local_llm.WEIGHTS_ENV, "shipped")
+    assert local_llm.embedded_weights() == local_llm.local_model_path()
+    monkeypatch.setenv(local_llm.WEIGHTS_ENV, "q2")
+    with pytest.raises(ModelConfigError, match=local_llm.WEIGHTS_ENV):
+        local_llm.embedded_weights()
+
+
+def test_q8_copy_predicts_like_the_shipped_weights(tmp_path: Path):
+    """Teacher-forced over the shipped model's greedy answers, the next-token choices agree."""
+    prompts = [
+        "<|im_start|>user\nIs the Eiffel Tower in Paris? Answer SUPPORTS or REFUTES.<|im_end|>\n"
+        "<|im_start|>assistant\n",
+        "<|im_start|>user\nDocument: Fleming discovered penicillin in 1928. Claim: it was "
+        "discovered in 1945. Is the claim supported?<|im_end|>\n<|im_start|>assistant\n",
+    ]
+    paths = [
+        local_llm.local_model_path(),
+        local_llm.requantized(local_llm.local_model_path(), tmp_path),
+    ]
+    models = [
+        llama_cpp.Llama(model_path=str(p), n_ctx=512, logits_all=True, n_threads=2, verbose=False)
+        for p in paths
+    ]
+    agree = total = 0
+    try:
+        for prompt in prompts:
+            shipped, q8 = models
+            text = shipped.create_completion(prompt, max_tokens=40, temperature=0.0)
+            tokens = shipped.tokenize(prompt.encode(), special=True)
+            answer = shipped.tokenize(
+                text["choices"][0]["text"].encode(),  # type: ignore[index]
+                add_bos=False,
+                special=True,
+            )
+            choices = []
+            for model in models:
+                model.reset()
+                model.eval(tokens + answer)
+                choices.append(np.asarray(model.scores[len(tokens) - 1 : -1]).argmax(axis=1))
+            agree += int((choices[0] == choices[1]).sum())
+            total += len(answer)
+    finally:
+        for model in models:
+            model.close()
+    assert total > 20 and agree / total >= 0.9  # measured 0.98; a Q4_0 copy gives 0.86
