@@ -22,6 +22,7 @@ from langchain_core.outputs import ChatResult
 from tools.corpus import data_home
 from tools.cpu import threads_setting
 from tools.files import atomic_target
+from tools.grammar_sampler import check_grammar_first
 from tools.records import ModelConfigError
 
 _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -252,6 +253,7 @@ def load_local_model(
         streaming=False,
     )
     use_prefix_cache(model.client, prefix_cache_mb())
+    check_grammar_first(model.client)
     # Free llama.cpp before interpreter teardown (its __del__ fails once modules are gone).
     atexit.register(model.client.close)
     return model
