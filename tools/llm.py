@@ -225,7 +225,8 @@ async def _call(
         async for attempt in retrying:
             with attempt:
                 attempts += 1
-                result = await asyncio.wait_for(runnable.ainvoke(messages), timeout=site.timeout)
+                async with asyncio.timeout(site.timeout):
+                    result = await runnable.ainvoke(messages)
     except Exception as exc:  # provider errors come in many types; record, do not crash
         cut = _cut_completion(exc)
         if cut is not None:
