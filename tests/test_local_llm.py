@@ -244,3 +244,16 @@ def test_q8_copy_predicts_like_the_shipped_weights(tmp_path: Path):
         for model in models:
             model.close()
     assert total > 20 and agree / total >= 0.9  # measured 0.98; a Q4_0 copy gives 0.86
+
+
+async def test_a_cut_answer_names_the_embedded_models_own_cap():
+    """The embedded model keeps its own cap (512 by default), whatever the site asks for."""
+    from tools.llm import CallSite, ask
+    from tools.models import resolve_model
+
+    model = resolve_model("local", max_tokens=12)
+    site = CallSite(role="debater", agent="a", stage="argue", max_tokens=1024)
+    reply = await ask(model, "Write a long story about a lighthouse keeper.", site)
+    assert reply.truncated and reply.text
+    cut = [e for e in reply.errors if e["kind"] == "truncated"]
+    assert len(cut) == 1 and "12-token" in cut[0]["message"], cut

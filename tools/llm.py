@@ -247,6 +247,14 @@ def _capped(model: Any, site: CallSite) -> Any:
     return with_output_cap(model, site.max_tokens)
 
 
+def _cap_of(model: Any, site: CallSite) -> CallSite:
+    """``site`` naming the cap ``model`` really answers under (the embedded model's own)."""
+    if site.max_tokens is None or not _is_local(model):
+        return site
+    own = getattr(getattr(model, "bound", model), "max_tokens", None)
+    return replace(site, max_tokens=own if isinstance(own, int) else None)
+
+
 def _reply(message: BaseMessage, attempts: int, site: CallSite) -> Reply:
     """A successful answer as a Reply: text, cost, and a ``truncated`` record when cut."""
     text = message.content if isinstance(message.content, str) else str(message.text)
@@ -273,6 +281,7 @@ async def ask(
     Retry-After wins, capped); other errors fail at once. Every attempt counts as an LLM call.
     An answer the provider cut at the output cap is kept and recorded as ``truncated``.
     """
+    site = _cap_of(model, site)
     result, attempts = await _call(_capped(model, site), site.messages(prompt), site)
     if isinstance(result, Reply):
         return result
@@ -413,6 +422,7 @@ async def ask_structured(
     stays on record as a ``truncated`` error.
     """
     mode = structured_mode(model)
+    site = _cap_of(model, site)
     parsed, reply = await _structured_once(model, prompt, schema, site, mode)
     if parsed is not None or not reply.truncated or site.max_tokens is None or mode == "grammar":
         return parsed, reply
