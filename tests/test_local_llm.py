@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import llama_cpp
 import numpy as np
@@ -206,29 +207,27 @@ def test_weights_setting_chooses_the_file(tmp_path: Path, monkeypatch: pytest.Mo
         local_llm.embedded_weights()
 
 
-def test_q8_copy_predicts_like_the_shipped_weights(tmp_path: Path):
-    """Teacher-forced over the shipped model's greedy answers, the next-token choices agree."""
-    prompts = [
-        "<|im_start|>user\nIs the Eiffel Tower in Paris? Answer SUPPORTS or REFUTES.<|im_end|>\n"
-        "<|im_start|>assistant\n",
-        "<|im_start|>user\nDocument: Fleming discovered penicillin in 1928. Claim: it was "
-        "discovered in 1945. Is the claim supported?<|im_end|>\n<|im_start|>assistant\n",
-    ]
-    paths = [
-        local_llm.local_model_path(),
-        local_llm.requantized(local_llm.local_model_path(), tmp_path),
-    ]
-    models = [
-        llama_cpp.Llama(model_path=str(p), n_ctx=512, logits_all=True, n_threads=2, verbose=False)
-        for p in paths
-    ]
+AGREEMENT_PROMPTS = [
+    "<|im_start|>user\nIs the Eiffel Tower in Paris? Answer SUPPORTS or REFUTES.<|im_end|>\n"
+    "<|im_start|>assistant\n",
+    "<|im_start|>user\nDocument: Fleming discovered penicillin in 1928. Claim: it was "
+    "discovered in 1945. Is the claim supported?<|im_end|>\n<|im_start|>assistant\n",
+]
+
+
+def agreement(reference: dict[str, Any], other: dict[str, Any]) -> tuple[int, int]:
+    """Next-token choices of two llama.cpp set-ups, teacher-forced over the first's greedy answers.
+
+    Returns how many of the answers' tokens both set-ups would choose, and how many there are.
+    """
+    common = {"n_ctx": 512, "logits_all": True, "n_threads": 2, "verbose": False}
+    models = [llama_cpp.Llama(**{**common, **kwargs}) for kwargs in (reference, other)]
     agree = total = 0
     try:
-        for prompt in prompts:
-            shipped, q8 = models
-            text = shipped.create_completion(prompt, max_tokens=40, temperature=0.0)
-            tokens = shipped.tokenize(prompt.encode(), special=True)
-            answer = shipped.tokenize(
+        for prompt in AGREEMENT_PROMPTS:
+            text = models[0].create_completion(prompt, max_tokens=40, temperature=0.0)
+            tokens = models[0].tokenize(prompt.encode(), special=True)
+            answer = models[0].tokenize(
                 text["choices"][0]["text"].encode(),  # type: ignore[index]
                 add_bos=False,
                 special=True,
@@ -237,13 +236,32 @@ def test_q8_copy_predicts_like_the_shipped_weights(tmp_path: Path):
             for model in models:
                 model.reset()
                 model.eval(tokens + answer)
-                choices.append(np.asarray(model.scores[len(tokens) - 1 : -1]).argmax(axis=1))
+                rows = np.asarray(model.scores[len(tokens) - 1 : len(tokens) + len(answer) - 1])
+                assert rows.shape[0] == len(answer)  # `scores` holds n_batch rows, not n_tokens
+                choices.append(rows.argmax(axis=1))
             agree += int((choices[0] == choices[1]).sum())
             total += len(answer)
     finally:
         for model in models:
             model.close()
+    return agree, total
+
+
+def test_q8_copy_predicts_like_the_shipped_weights(tmp_path: Path):
+    shipped = str(local_llm.local_model_path())
+    q8 = str(local_llm.requantized(local_llm.local_model_path(), tmp_path))
+    agree, total = agreement({"model_path": shipped}, {"model_path": q8})
+    print(f"Q8_0 agreement {agree}/{total}")
     assert total > 20 and agree / total >= 0.9  # measured 0.98; a Q4_0 copy gives 0.86
+
+
+def test_flash_attention_predicts_like_plain_attention():
+    path = str(local_llm.embedded_weights())
+    agree, total = agreement(
+        {"model_path": path, "flash_attn": False}, {"model_path": path, "flash_attn": True}
+    )
+    print(f"flash attention agreement {agree}/{total}")
+    assert total > 20 and agree / total >= 0.9
 
 
 async def test_a_cut_answer_names_the_embedded_models_own_cap():
