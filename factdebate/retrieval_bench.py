@@ -6,12 +6,15 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from factdebate.bench import CORPORA, collection_name, dataset_folder
 from factdebate.datasets import DATASETS, DatasetError, sample
 from factdebate.metrics import retrieval_metrics
 from tools.files import write_atomic
+
+if TYPE_CHECKING:
+    from tools.manifest import Manifest
 
 CUTS = (3, 10)  # each cut is its own call with that top_k, as a debater would make it
 # engine -> (debater tool, rag_engine): the RAG tool's two engines, the offline search tool's one
@@ -20,6 +23,9 @@ ENGINES: dict[str, tuple[str, str]] = {
     "hybrid": ("rag", "hybrid"),
     "bm25": ("search", "hybrid"),
 }
+# engine -> tools.milvus_native mode: Milvus's own full-text and hybrid search over a copy of
+# the same collection, measured for comparison (no debater uses them; see that module)
+NATIVE: dict[str, str] = {"milvus-bm25": "bm25", "milvus-hybrid": "hybrid"}
 
 
 def hit_rate(ranked: Sequence[Sequence[str]], gold: Sequence[set[str]], k: int) -> float:
@@ -45,11 +51,14 @@ def run_retrieval_bench(
     already live there (``rebuild`` forces a new build); build times come from the index
     manifest. Queries are the claims with gold documents (``meta["gold_doc_ids"]``), a
     seeded sample of ``limit`` when given. Writes ``retrieval.json`` and ``retrieval.md``
-    to ``out_dir`` and returns the same numbers.
+    to ``out_dir`` and returns the same numbers. Milvus's own full-text and hybrid search
+    (``NATIVE``) are scored beside them over a copy of the same collection, built for the run
+    and dropped after it.
     """
     from tools.index import build_index, index_ready, split_passages
     from tools.manifest import corpus_hash, live_manifest
-    from tools.retrieval import run_tool
+    from tools.milvus_native import build_native
+    from tools.vectorstore import drop_collection
 
     if dataset not in CORPORA:
         raise DatasetError(f"retrieval benchmark supports {', '.join(CORPORA)}, not {dataset!r}")
@@ -67,8 +76,35 @@ def run_retrieval_bench(
     if rebuild or not same:
         build_index(corpus, collection, milvus_uri)
     manifest = live_manifest(collection)
+    native, copy_s = build_native(manifest, milvus_uri)
+    try:
+        result = _score(queries, collection, manifest, native, milvus_uri)
+    finally:
+        drop_collection(native, milvus_uri)
+    result.update(
+        dataset=dataset,
+        split=split if dataset == "scifact" else "",
+        build_s={**manifest.build_s, "milvus-native copy": round(copy_s, 2)},
+        seed=seed,
+        limit=limit,
+    )
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(out_dir / "retrieval.json", json.dumps(result, indent=2) + "\n")
+    write_atomic(out_dir / "retrieval.md", render_retrieval(result))
+    return result
+
+
+def _score(
+    queries: Sequence[Any], collection: str, manifest: Manifest, native: str, milvus_uri: str
+) -> dict[str, Any]:
+    """Every engine's metrics over ``queries`` (each cut its own call) and the index size."""
+    from tools.milvus_native import native_rank
+    from tools.retrieval import run_tool
 
     def call(engine: str, query: str, k: int) -> list[str]:
+        if engine in NATIVE:
+            return native_rank(native, manifest, query, k, NATIVE[engine], milvus_uri)
         tool, rag_engine = ENGINES[engine]
         docs = run_tool(
             tool,
@@ -81,12 +117,13 @@ def run_retrieval_bench(
         )
         return [d["id"] for d in docs]
 
+    every = [*ENGINES, *NATIVE]
     for item in queries[:5]:  # warm up: model load, collection load, background index build
-        for engine in ENGINES:
+        for engine in every:
             call(engine, item.claim, max(CUTS))
     gold = [set(map(str, item.meta["gold_doc_ids"])) for item in queries]
     engines: dict[str, Any] = {}
-    for engine in ENGINES:
+    for engine in every:
         runs: dict[int, list[list[str]]] = {k: [] for k in CUTS}
         seconds = 0.0
         for item in queries:
@@ -106,22 +143,12 @@ def run_retrieval_bench(
             "distinct@3": round(sum(len(set(r)) for r in runs[3]) / len(queries), 3),
             "ms_per_query": round(1000 * seconds / len(queries), 2),
         }
-    result: dict[str, Any] = {
-        "dataset": dataset,
-        "split": split if dataset == "scifact" else "",
+    return {
         "queries": len(queries),
         "documents": manifest.documents,
         "passages": manifest.passages,
-        "build_s": manifest.build_s,
-        "seed": seed,
-        "limit": limit,
         "engines": engines,
     }
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(out_dir / "retrieval.json", json.dumps(result, indent=2) + "\n")
-    write_atomic(out_dir / "retrieval.md", render_retrieval(result))
-    return result
 
 
 def render_retrieval(result: dict[str, Any]) -> str:
@@ -129,6 +156,8 @@ def render_retrieval(result: dict[str, Any]) -> str:
     build = result["build_s"]
     builds = {"dense": build.get("dense", 0.0), "bm25": build.get("bm25", 0.0)}
     builds["hybrid"] = builds["dense"] + builds["bm25"]
+    builds["milvus-bm25"] = build.get("milvus-native copy", 0.0)  # vectors copied, not re-embedded
+    builds["milvus-hybrid"] = builds["dense"] + builds["milvus-bm25"]
     lines = [
         f"# Retrieval on {result['dataset']} {result.get('split', '')}".rstrip(),
         "",

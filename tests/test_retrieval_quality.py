@@ -190,3 +190,51 @@ def test_passages_embedded_shortest_first_keep_their_own_vectors(data_home: Path
         hits = run_tool("rag", topic, k=1, collection="order", rag_engine="dense")
         assert [h["id"] for h in hits] == [f"d{i}"]
         assert hits[0]["text"] == docs[i]["text"]
+
+
+def test_milvus_native_search_copies_the_collection_and_does_not_stem(data_home: Path) -> None:
+    from tools.manifest import live_manifest
+    from tools.milvus_native import build_native, native_collection, native_rank
+    from tools.vectorstore import locked_client
+
+    docs = [
+        doc("1", "Kinases", "Aspirin inhibits the growth of tumour cells."),
+        doc("2", "Weather", "Rain falls in the spring and tumours are rare."),
+        doc("3", "Moon", "The Moon orbits the Earth every 27 days."),
+    ]
+    build_index(docs, "native")
+    manifest = live_manifest("native")
+    first, _ = build_native(manifest)
+    name, seconds = build_native(manifest)  # a rebuild replaces the earlier copy
+    with locked_client() as client:
+        copies = [c for c in client.list_collections() if c.startswith(native_collection(manifest))]
+    assert copies == [name] and first != name and seconds > 0
+    with locked_client() as client:
+        assert int(client.get_collection_stats(name)["row_count"]) == manifest.passages
+    assert native_rank(name, manifest, "aspirin growth", 3, "bm25") == ["1"]
+    # Milvus Lite ignores the stemmer it was given: "inhibition" finds no "inhibits"
+    assert native_rank(name, manifest, "inhibition", 3, "bm25") == []
+    hybrid = native_rank(name, manifest, "What orbits the Earth?", 3, "hybrid")
+    assert hybrid[0] == "3" and sorted(hybrid) == ["1", "2", "3"]
+    with pytest.raises(ValueError, match="bm25 or hybrid"):
+        native_rank(name, manifest, "moon", 3, "sparse")
+
+
+def test_retrieval_bench_scores_every_engine_and_drops_the_milvus_copy(
+    data_home: Path, tmp_path: Path
+) -> None:
+    from factdebate.retrieval_bench import ENGINES, NATIVE, run_retrieval_bench
+    from tools.vectorstore import locked_client
+
+    out = run_retrieval_bench("fever-mini", None, 6, tmp_path / "out")
+    assert list(out["engines"]) == [*ENGINES, *NATIVE] and out["queries"] == 6
+    for name, metrics in out["engines"].items():
+        assert 0 <= metrics["recall@3"] <= metrics["recall@10"] <= 1, name
+        # passages are grouped by document; BM25 may find fewer than 3 with a query word
+        assert metrics["distinct@3"] == 3 or name.endswith("bm25"), name
+    assert out["engines"]["hybrid"]["recall@10"] > 0.5  # gold abstracts are found at all
+    assert out["build_s"]["milvus-native copy"] > 0
+    with locked_client() as client:
+        assert not [c for c in client.list_collections() if "_native__" in c]
+    table = (tmp_path / "out" / "retrieval.md").read_text(encoding="utf-8")
+    assert "| milvus-hybrid |" in table and "| milvus-bm25 |" in table

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import Any
 
@@ -32,6 +33,7 @@ __all__ = [
     "dense_search",
     "drop_collection",
     "drop_collections",
+    "locked_client",
     "milvus_uri",
 ]
 
@@ -96,6 +98,14 @@ def _client(uri: str) -> Any:
             else:
                 hint = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             raise IndexUnavailableError(f"cannot open the Milvus index at {uri}: {hint}") from exc
+
+
+@contextlib.contextmanager
+def locked_client(uri: str = "") -> Iterator[Any]:
+    """The shared Milvus client of ``uri``, used under the process-wide Milvus lock."""
+    client = _client(milvus_uri(uri))
+    with _lock:
+        yield client
 
 
 def collection_exists(collection: str, uri: str = "") -> bool:
