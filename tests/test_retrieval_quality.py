@@ -174,6 +174,37 @@ def test_bm25_tuning_chooses_length_normalisation_on_train_and_reports_dev() -> 
     assert result["claims"] == {"train": 1, "dev": 1}
 
 
+def test_encoder_tuning_pairs_each_claim_with_gold_and_best_ranked_wrong_abstract() -> None:
+    """Positives are the gold abstracts' first passages; the negative is the top non-gold."""
+    import numpy as np
+
+    from benchmarks.encoder_tuning import rank_all, split_train, triples
+
+    texts, docs = ["g1 a", "g1 b", "g2", "w1", "w2"], ["g1", "g1", "g2", "w1", "w2"]
+    rows = triples([({"g1", "g2"}, "claim")], texts, docs, [["w2", "g1", "w1"]])
+    assert rows == {
+        "anchor": ["claim", "claim"],
+        "positive": ["g1 a", "g2"],
+        "negative": ["w2", "w2"],
+    }
+    fit, held = split_train(0.2, seed=0)
+    assert len(held) == round(0.2 * (len(fit) + len(held))) and not {c for _, c in fit} & {
+        c for _, c in held
+    }
+    assert split_train(0.2, seed=0) == (fit, held)  # seeded: the same split every run
+
+    class Words:
+        def rank(self, query: str, k: int) -> list[tuple[str, int]]:
+            return [("w1", 3)]
+
+    vectors = np.eye(5, dtype=np.float32)
+    dense, hybrid = rank_all(
+        [({"g2"}, "q")], vectors, docs, lambda qs: np.array([[0, 0.5, 1, 0.2, 0.1]]), Words()
+    )
+    assert dense == [["g2", "g1", "w1", "w2"]]  # passages grouped by document
+    assert hybrid[0][:2] == ["w1", "g2"]  # w1 is in both rankings, so fusion lifts it
+
+
 def test_passages_embedded_shortest_first_keep_their_own_vectors(data_home: Path) -> None:
     """Embedding in length order must not shuffle which vector belongs to which passage."""
     topics = [
