@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.fusion_tuning import gold_claims, recall_3_10
+from benchmarks.scifact_recall import emit, gold_claims, recall_3_10, recall_row
 from factdebate.datasets import load_scifact_corpus
 from tools.index import split_passages
 from tools.manifest import BM25_B, BM25_K1
@@ -76,10 +75,7 @@ def render(result: dict[str, Any]) -> str:
     ]
     for name, label in (("chosen", "best on train"), ("default", "shipped")):
         row = result[name]
-        lines.append(
-            f"| {label} | {row['k1']} | {row['b']} | {row['train'][0]:.3f} | "
-            f"{row['train'][1]:.3f} | {row['dev'][0]:.3f} | {row['dev'][1]:.3f} |"
-        )
+        lines.append(recall_row([label, row["k1"], row["b"]], [row["train"], row["dev"]]))
     return "\n".join(lines)
 
 
@@ -91,10 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     passages = split_passages(load_scifact_corpus())
     claims = {split: gold_claims(split) for split in ("train", "dev")}
     result = tune(passages, claims, K1S, BS)
-    print(render(result))
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
-    return 0
+    return emit(render(result), result, args.json)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ script answers whether an adapted encoder is worth building.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import tempfile
@@ -25,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.fusion_tuning import gold_claims, recall_3_10
+from benchmarks.scifact_recall import emit, gold_claims, recall_3_10, recall_row
 from factdebate.datasets import load_scifact_corpus
 from tools.index import split_passages
 from tools.manifest import live_manifest
@@ -170,11 +169,7 @@ def render(result: dict[str, Any]) -> str:
         "|---|---:|---:|---:|---:|",
     ]
     for name in ("stock", "tuned"):
-        row = result[name]
-        lines.append(
-            f"| {name} | {row['dense'][0]:.3f} | {row['dense'][1]:.3f} | "
-            f"{row['hybrid'][0]:.3f} | {row['hybrid'][1]:.3f} |"
-        )
+        lines.append(recall_row([name], [result[name]["dense"], result[name]["hybrid"]]))
     return "\n".join(lines)
 
 
@@ -191,10 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 < args.epochs <= 10 or not 0 < args.lr <= 1e-3 or not 0 < args.held_out < 1:
         parser.error("--epochs must be in (0, 10], --lr in (0, 1e-3], --held-out in (0, 1)")
     result = run(args.collection, args.epochs, args.lr, args.held_out, args.seed)
-    print(render(result))
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
-    return 0
+    return emit(render(result), result, args.json)
 
 
 if __name__ == "__main__":

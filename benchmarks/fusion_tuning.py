@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from factdebate.datasets import load_scifact
-from factdebate.metrics import retrieval_metrics
+from benchmarks.scifact_recall import emit, gold_claims, recall_3_10, recall_row
 from tools.manifest import live_manifest
 from tools.ranking import RRF_K, rrf
 from tools.retrieval import DENSE_WEIGHT
@@ -30,23 +28,6 @@ from tools.vectorstore import dense_rank
 WEIGHTS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
 KS = (1, 5, 10, 20, 30, 60, 100)
 Rankings = list[tuple[set[str], list[str], list[str]]]
-
-
-def gold_claims(split: str) -> list[tuple[set[str], str]]:
-    """``(gold abstract ids, claim)`` of every SciFact claim of ``split`` with gold abstracts."""
-    out = []
-    for item in load_scifact(split=split).items:
-        gold = set(map(str, item.meta.get("gold_doc_ids") or []))
-        if gold:
-            out.append((gold, item.claim))
-    return out
-
-
-def recall_3_10(ranked: Sequence[Sequence[str]], gold: Sequence[set[str]]) -> tuple[float, float]:
-    """Recall@3 and recall@10 of document rankings (best first)."""
-    at3 = retrieval_metrics([r[:3] for r in ranked], gold, ks=(3,))["recall@3"]
-    at10 = retrieval_metrics([r[:10] for r in ranked], gold, ks=(10,))["recall@10"]
-    return at3, at10
 
 
 def rankings(collection: str, split: str) -> Rankings:
@@ -108,8 +89,7 @@ def render(result: dict[str, Any]) -> str:
         row = result[name]
         label = "best on train" if name == "chosen" else "shipped default"
         lines.append(
-            f"| {label} | {row['dense_weight']} | {row['rrf_k']} | {row['train'][0]:.3f} | "
-            f"{row['train'][1]:.3f} | {row['dev'][0]:.3f} | {row['dev'][1]:.3f} |"
+            recall_row([label, row["dense_weight"], row["rrf_k"]], [row["train"], row["dev"]])
         )
     return "\n".join(lines)
 
@@ -121,10 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the grid and results here")
     args = parser.parse_args(argv)
     result = tune(rankings(args.collection, "train"), rankings(args.collection, "dev"), WEIGHTS, KS)
-    print(render(result))
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
-    return 0
+    return emit(render(result), result, args.json)
 
 
 if __name__ == "__main__":

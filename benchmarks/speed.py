@@ -326,11 +326,11 @@ def embedded_claim() -> list[Row]:
 
 def index_build(dataset: str) -> Row:
     """SciFact corpus indexed afresh (dense + BM25) with its retrieval recall."""
-    from factdebate.retrieval_bench import run_retrieval_bench
+    from factdebate.retrieval_bench import ENGINES, run_retrieval_bench
 
     with tempfile.TemporaryDirectory() as out_dir:
         result = run_retrieval_bench(dataset, None, None, Path(out_dir), rebuild=True)
-    recall = {name: m["recall@3"] for name, m in result["engines"].items()}
+    recall = {name: result["engines"][name]["recall@3"] for name in ENGINES}
     build = sum(result["build_s"].values())  # manifest times per engine: dense, bm25
     return Row(
         f"index build, {dataset} ({result['documents']} documents)",
