@@ -129,23 +129,18 @@ def test_prefix_cache_resumes_a_shared_prefix_after_another_prompt(cache_mb: int
         model_path=str(local_llm.local_model_path()), n_ctx=512, n_threads=1, verbose=False
     )
     local_llm.use_prefix_cache(llm, cache_mb)
-    evaluated: list[int] = []
-    original = llm.eval
-
-    def counting(tokens: list[int]) -> None:
-        evaluated.append(len(tokens))
-        original(tokens)
-
-    llm.eval = counting  # type: ignore[method-assign]
     shared = " ".join(f"Rule {i}: answer in one short sentence." for i in range(12))
     prefix = len(llm.tokenize(shared.encode()))
     second = f"{shared}\nQuestion: Where is Rome?"
     try:
         llm.create_completion(f"{shared}\nQuestion: Where is Paris?", max_tokens=1)
         llm.create_completion("A different prompt about lighthouses.", max_tokens=1)
-        evaluated.clear()
-        resumed = llm.create_completion(second, max_tokens=12, temperature=0.0)
-        resumed_evals = sum(evaluated[:1])
+        original = llama_cpp.Llama.eval
+        with local_llm.evaluated_tokens() as evaluated:
+            resumed = llm.create_completion(second, max_tokens=12, temperature=0.0)
+        assert llama_cpp.Llama.eval is original  # the counter is taken off again
+        resumed_evals = evaluated[0]
+        assert len(evaluated) > 1  # then one call per generated token
         llm.reset()
         llm.set_cache(None)
         fresh = llm.create_completion(second, max_tokens=12, temperature=0.0)

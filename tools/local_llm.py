@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import importlib.util
 import os
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from types import MethodType
@@ -222,6 +224,31 @@ def _lean_load_state(llm: Any, state: Any) -> None:
     size = state.llama_state_size
     if llama_cpp.llama_state_set_data(llm._ctx.ctx, state.llama_state, size) != size:
         raise RuntimeError("failed to restore the llama.cpp state")
+
+
+@contextlib.contextmanager
+def evaluated_tokens() -> Iterator[list[int]]:
+    """Count the tokens llama.cpp evaluates while inside: one entry per ``eval`` call.
+
+    Every llama.cpp model of the process is counted (each settings combination of ``local``
+    loads its own). Prompts resumed from the prefix cache evaluate only what follows the
+    reused prefix, and each generated token is one more call, so the sum is prefill after
+    reuse plus generation; the speed benchmark reports it beside the prompt tokens sent.
+    """
+    import llama_cpp
+
+    counts: list[int] = []
+    inner = llama_cpp.Llama.eval
+
+    def counted(self: Any, tokens: Any) -> None:
+        counts.append(len(tokens))
+        inner(self, tokens)
+
+    llama_cpp.Llama.eval = counted  # type: ignore[method-assign]
+    try:
+        yield counts
+    finally:
+        llama_cpp.Llama.eval = inner  # type: ignore[method-assign]
 
 
 def load_local_model(
