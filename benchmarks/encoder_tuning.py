@@ -31,6 +31,7 @@ from tools.manifest import live_manifest
 from tools.ranking import RRF_K, best_per_document, rrf
 from tools.retrieval import DENSE_WEIGHT
 from tools.search import FETCH_DOCS, LexicalIndex, lexical_index
+from tools.vectorstore import passage_depth
 
 Claims = list[tuple[set[str], str]]
 Encode = Callable[[list[str]], np.ndarray]
@@ -50,7 +51,7 @@ def rank_all(
     """Each claim's dense and hybrid document rankings (best passage per document)."""
     dense, hybrid = [], []
     for (_, claim), query in zip(claims, encode([c for _, c in claims]), strict=True):
-        order = np.argsort(-(vectors @ query))[: 8 * FETCH_DOCS]
+        order = np.argsort(-(vectors @ query))[: passage_depth(FETCH_DOCS, len(docs))]
         ranked = [d for d, _ in best_per_document(((docs[i], int(i)) for i in order), FETCH_DOCS)]
         words = [d for d, _ in lexical.rank(claim, FETCH_DOCS)]
         dense.append(ranked)

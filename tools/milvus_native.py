@@ -15,7 +15,7 @@ from typing import Any
 from tools.embeddings import EMBEDDING_DIM, default_embeddings
 from tools.manifest import BM25_B, BM25_K1, Manifest, new_generation
 from tools.ranking import RRF_K, best_per_document
-from tools.vectorstore import MAX_FETCH, drop_collections, locked_client
+from tools.vectorstore import drop_collections, locked_client, passage_depth
 
 MODES = ("bm25", "hybrid")
 ANALYZER = {
@@ -99,9 +99,14 @@ def native_rank(
 
     if mode not in MODES:
         raise ValueError(f"unknown Milvus search mode {mode!r}: expected bm25 or hybrid")
-    fetch = min(max(8 * k, 100), MAX_FETCH, manifest.passages)
-    text = AnnSearchRequest(data=[query], anns_field="sparse", param={}, limit=fetch)
-    vector = default_embeddings().embed_query(query) if mode == "hybrid" else []
+    fetch = passage_depth(k, manifest.passages)
+    requests = []
+    if mode == "hybrid":
+        vector = default_embeddings().embed_query(query)
+        requests = [
+            AnnSearchRequest(data=[vector], anns_field="vector", param={}, limit=fetch),
+            AnnSearchRequest(data=[query], anns_field="sparse", param={}, limit=fetch),
+        ]
     with locked_client(uri) as client:
         if mode == "bm25":
             hits = client.search(
@@ -113,9 +118,8 @@ def native_rank(
                 output_fields=["doc"],
             )[0]
         else:
-            dense = AnnSearchRequest(data=[vector], anns_field="vector", param={}, limit=fetch)
             hits = client.hybrid_search(
-                name, [dense, text], RRFRanker(RRF_K), limit=fetch, output_fields=["doc"]
+                name, requests, RRFRanker(RRF_K), limit=fetch, output_fields=["doc"]
             )[0]
     ranked = ((str(hit["entity"]["doc"]), i) for i, hit in enumerate(hits))
     return [doc for doc, _ in best_per_document(ranked, k)]

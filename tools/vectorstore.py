@@ -35,6 +35,7 @@ __all__ = [
     "drop_collections",
     "locked_client",
     "milvus_uri",
+    "passage_depth",
 ]
 
 _lock = threading.Lock()
@@ -205,13 +206,18 @@ def _checked(client: Any, manifest: Manifest, uri: str) -> None:
     _verified.add(key)
 
 
+def passage_depth(k: int, passages: int) -> int:
+    """How many passages to fetch so that ``k`` distinct documents usually remain after grouping."""
+    return min(max(8 * k, 100), MAX_FETCH, passages)
+
+
 def dense_rank(
     manifest: Manifest, query: str, k: int, uri: str = ""
 ) -> list[tuple[str, Passage, float]]:
     """The ``k`` best distinct documents by cosine similarity of their best passage."""
     client = _client(milvus_uri(uri))
     vector = default_embeddings().embed_query(query)
-    fetch = min(max(8 * k, 100), MAX_FETCH, manifest.passages)
+    fetch = passage_depth(k, manifest.passages)
     with _lock:
         _checked(client, manifest, milvus_uri(uri))
         hits = client.search(
