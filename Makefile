@@ -13,9 +13,13 @@ export LANGGRAPH_NO_VERSION_CHECK := true
 
 # llama.cpp is compiled here. A native build (-march=native) uses AMX tile instructions on
 # CPUs that report them, and those fault in VMs that do not virtualise AMX (segfault on the
-# first token): build the portable AVX2 variant instead. pip's wheel cache ignores CMAKE_ARGS,
-# hence --no-cache-dir and a forced rebuild when this recipe changes.
-LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+# first token): build the portable AVX2 variant instead. Without OpenMP, llama.cpp runs its
+# own thread pool: with OpenMP every thread that calls the model gets a team of its own, and
+# once there are more of those threads than cores (parallel debaters are served from several
+# threads; torch shares the runtime) each team stops spinning and generation slowed from 11
+# to 17 ms per token here. pip's wheel cache ignores CMAKE_ARGS, hence --no-cache-dir and a
+# forced rebuild when this recipe changes.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF
 
 $(VENV)/.installed: pyproject.toml constraints.txt Makefile
 	python3 -m venv $(VENV)

@@ -39,8 +39,8 @@ WEIGHTS = ("q8_0", "shipped")
 """``q8_0`` (default): the shipped Q4_1 weights converted once to Q8_0, which llama.cpp's
 optimised CPU matrix kernels take (Q4_1 has none); ``shipped``: the Q4_1 file as it is."""
 PORTABLE_REBUILD = (
-    'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install --no-cache-dir --force-reinstall --no-deps '
-    "llama-cpp-python"
+    'CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_OPENMP=OFF" pip install --no-cache-dir '
+    "--force-reinstall --no-deps llama-cpp-python"
 )
 BUILD_PROBE = (
     "import sys\nfrom llama_cpp import Llama\n"
