@@ -52,8 +52,18 @@ def sanitize(text: str, max_chars: int | None) -> str:
     return kept
 
 
-def render_evidence(docs: Sequence[Evidence], max_chars: int = 2000) -> str:
-    """Format documents as numbered, fenced blocks; an empty list says so explicitly."""
+def render_evidence(
+    docs: Sequence[Evidence],
+    max_chars: int = 2000,
+    shown: dict[tuple[str, str], str] | None = None,
+    where: str = "",
+) -> str:
+    """Format documents as numbered, fenced blocks; an empty list says so explicitly.
+
+    With ``shown`` (one dict for a whole prompt), a document already rendered in that prompt
+    (same id and text) is not repeated: its block names where it was first shown, and
+    ``where`` (e.g. "round 1, A") is recorded as the place of the documents shown now.
+    """
     if not docs:
         return "(no documents were retrieved)"
     blocks = []
@@ -61,6 +71,12 @@ def render_evidence(docs: Sequence[Evidence], max_chars: int = 2000) -> str:
         title = sanitize(doc.get("title", ""), 200).replace('"', "'").replace("\n", " ")
         ident = sanitize(str(doc.get("id", "")), 200).replace('"', "'").replace("\n", " ")
         body = sanitize(doc.get("text", ""), max_chars)
+        if shown is not None:
+            key = (ident, body)
+            if key in shown:
+                body = f"(the same document as {shown[key]}; not repeated)"
+            else:
+                shown[key] = f"{where} document [{i}]".strip()
         blocks.append(f'<evidence n="{i}" id="{ident}" title="{title}">\n{body}\n</evidence>')
     return "\n".join(blocks)
 

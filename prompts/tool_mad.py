@@ -10,9 +10,9 @@ TOOL_DESCRIPTIONS = {
     "none": "You have no retrieval tool and rely on what you already know.",
 }
 
-DEBATER_ROLE = """\
+DEBATE_SETTING = """\
 You take part in a fact-checking debate with one other agent. The shared aim is to agree on
-the correct verdict for the claim. {tool_description}"""
+the correct verdict for the claim."""
 
 FIRST_QUERY = """\
 {role}
@@ -41,15 +41,19 @@ write is checked against the documents, so write about the subject of the claim,
 the debate: no sentences such as "the claim states...", "the other agent says..." or
 "document 2 is not relevant"."""
 
+# Argument prompts open with what every debater's turn shares (setting, rules, label format)
+# and end with what differs (tool, task, claim, answer, documents): llama.cpp's prefix cache
+# then evaluates the shared opening once for all six turns of a debate.
 FIRST_ARGUMENT = """\
-{role}
+{setting}
 
-Decide whether the claim holds, based on the documents you retrieved.
 {evidence_rules}
 
 {grounded_style}
 
 {label_instructions}
+
+{tool_description} Decide whether the claim holds, based on the documents you retrieved.
 
 Claim: {claim}
 
@@ -57,15 +61,16 @@ Documents:
 {evidence}"""
 
 NEXT_ARGUMENT = """\
-{role}
+{setting}
 
-Decide whether the claim holds, based on the documents you retrieved and the other agent's
-previous answer. You may change your mind or defend your position.
 {evidence_rules}
 
 {grounded_style}
 
 {label_instructions}
+
+{tool_description} Decide whether the claim holds, based on the documents you retrieved and
+the other agent's previous answer. You may change your mind or defend your position.
 
 Claim: {claim}
 
@@ -75,21 +80,21 @@ Documents:
 {evidence}"""
 
 FIRST_ARGUMENT_NO_TOOL = """\
-{role}
-
-Decide whether the claim holds, from what you know.
+{setting}
 
 {label_instructions}
+
+{tool_description} Decide whether the claim holds, from what you know.
 
 Claim: {claim}"""
 
 NEXT_ARGUMENT_NO_TOOL = """\
-{role}
-
-Decide whether the claim holds, from what you know and the other agent's previous answer.
-You may change your mind or defend your position.
+{setting}
 
 {label_instructions}
+
+{tool_description} Decide whether the claim holds, from what you know and the other agent's
+previous answer. You may change your mind or defend your position.
 
 Claim: {claim}
 
@@ -109,7 +114,7 @@ evidence and these scores.
 
 Claim: {claim}
 
-Debate history:
+Debate history (a document retrieved more than once is shown the first time only):
 {history}
 
 Scores:
@@ -125,10 +130,11 @@ SITUATION_AGREED_UNSTABLE = (
 
 def render_debater_role(tool: str) -> str:
     """Describe a debater's role and tool."""
-    return DEBATER_ROLE.format(tool_description=TOOL_DESCRIPTIONS[tool])
+    return f"{DEBATE_SETTING} {TOOL_DESCRIPTIONS[tool]}"
 
 
 __all__ = [
+    "DEBATE_SETTING",
     "EVIDENCE_RULES",
     "FIRST_ARGUMENT",
     "FIRST_ARGUMENT_NO_TOOL",
@@ -142,5 +148,6 @@ __all__ = [
     "SITUATION_AGREED_UNSTABLE",
     "SITUATION_DISAGREED",
     "NEXT_QUERY",
+    "TOOL_DESCRIPTIONS",
     "render_debater_role",
 ]

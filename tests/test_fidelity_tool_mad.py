@@ -1,7 +1,8 @@
-"""Tool-MAD paper fidelity: the judge reads every round's evidence in full."""
+"""Tool-MAD paper fidelity: the judge reads every round's evidence in full, each document once."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -9,6 +10,7 @@ import pytest
 
 from graphs.tool_mad import graph
 from nodes.tool_mad.context import ToolMADContext
+from prompts.tool_mad import EVIDENCE_RULES, LABEL_INSTRUCTIONS, TOOL_DESCRIPTIONS
 from tests.conftest import doc
 from tests.fakes import ragas_rules
 from tools import retrieval
@@ -22,24 +24,32 @@ TAIL = "The decisive sentence: the tower was finished in 1889 on the Champ de Ma
 LONG_TEXT = "Background on the tower and its city. " * 35 + TAIL
 
 
-@pytest.fixture
-def long_tools() -> Iterator[None]:
-    """RAG and search each return one long document whose last sentence matters."""
+def use_long_tools(fresh: bool) -> None:
+    """RAG and search each return one long document whose last sentence matters.
+
+    ``fresh``: a new document (new id) on every search; otherwise the same one every round.
+    """
+    calls = iter(range(10**6))
 
     def tool(name: str) -> Any:
         def run(query: str, k: int) -> list[Evidence]:
-            return [doc(f"{name}-long", LONG_TEXT)][:k]
+            ident = f"{name}-long-{next(calls)}" if fresh else f"{name}-long"
+            return [doc(ident, LONG_TEXT)][:k]
 
         return run
 
     retrieval.override_tool("rag", tool("rag"))
     retrieval.override_tool("search", tool("search"))
+
+
+@pytest.fixture
+def tools_reset() -> Iterator[None]:
     yield
     retrieval.override_tool("rag", None)
     retrieval.override_tool("search", None)
 
 
-async def test_judge_sees_each_rounds_evidence_in_full(scripted, long_tools):
+async def judge_prompt_of_two_rounds(scripted: Any) -> str:
     name, model = scripted(
         [
             *ragas_rules(),
@@ -51,6 +61,51 @@ async def test_judge_sees_each_rounds_evidence_in_full(scripted, long_tools):
     )
     out = await graph.ainvoke({"claim": CLAIM}, context=ToolMADContext(model=name, max_rounds=2))
     assert out["stop_reason"] == "round_limit"
-    judge_prompt = next(p for p in model.prompts if JUDGE_MARK in p)
+    return str(next(p for p in model.prompts if JUDGE_MARK in p))
+
+
+async def test_judge_sees_each_rounds_evidence_in_full(scripted, tools_reset):
+    use_long_tools(fresh=True)
+    judge_prompt = await judge_prompt_of_two_rounds(scripted)
     # both debaters' documents of both rounds, each with its last sentence intact
     assert judge_prompt.count(TAIL) == 4
+    assert "not repeated" not in judge_prompt
+
+
+async def test_a_document_retrieved_again_is_shown_to_the_judge_once(scripted, tools_reset):
+    use_long_tools(fresh=False)
+    judge_prompt = await judge_prompt_of_two_rounds(scripted)
+    assert judge_prompt.count(TAIL) == 2  # rag-long and search-long, from round 1
+    history = judge_prompt.split("Debate history")[1]
+    round_2 = history[history.index("Round 2, debater_a") :]
+    assert TAIL not in round_2
+    # each repeat names where the text was shown, and every round's answer is still there
+    for agent in ("debater_a", "debater_b"):
+        pointer = f"(the same document as round 1, {agent} document [1]; not repeated)"
+        assert round_2.count(pointer) == 1
+    assert history.count("Answer: A.") == 2 and history.count("Answer: B.") == 2
+
+
+async def test_every_argument_prompt_opens_with_the_same_rules(scripted, tools_reset):
+    """Both debaters' turns of every round share their opening, up to the label format.
+
+    llama.cpp's prefix cache evaluates that opening once per debate; what differs (tool,
+    task, claim, opponent's answer, documents) comes after it.
+    """
+    use_long_tools(fresh=True)
+    name, model = scripted(
+        [
+            *ragas_rules(),
+            (JUDGE_MARK, "Weighed.\n**SUPPORTS**"),
+            ("inside square brackets", "[Eiffel Tower]"),
+            (lambda p: ARGUE_MARK in p and "local document collection" in p, "A.\n**SUPPORTS**"),
+            (ARGUE_MARK, "B.\n**REFUTES**"),
+        ]
+    )
+    await graph.ainvoke({"claim": CLAIM}, context=ToolMADContext(model=name, max_rounds=2))
+    argue = [str(p) for p in model.prompts if ARGUE_MARK in str(p) and JUDGE_MARK not in str(p)]
+    assert len(argue) == 4  # 2 debaters x 2 rounds
+    shared = os.path.commonprefix(argue)
+    assert LABEL_INSTRUCTIONS in shared and EVIDENCE_RULES in shared
+    assert all(tool not in shared for tool in TOOL_DESCRIPTIONS.values())
+    assert "Claim:" not in shared and '<evidence n="' not in shared

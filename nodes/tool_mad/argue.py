@@ -23,7 +23,8 @@ def make_argue_node(agent: str, opponent: str) -> Node:
         claim, round_no = state["claim"], state["round"]
         draft = Turn(**state["drafts"][agent])
         shared = {
-            "role": prompts.render_debater_role(draft["tool"]),
+            "setting": prompts.DEBATE_SETTING,
+            "tool_description": prompts.TOOL_DESCRIPTIONS[draft["tool"]],
             "claim": claim,
             "evidence": render_evidence(draft.get("evidence", []), ctx.max_doc_chars),
             "evidence_rules": prompts.EVIDENCE_RULES,

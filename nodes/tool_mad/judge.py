@@ -41,13 +41,19 @@ def render_scores(transcript: list[Turn]) -> str:
 
 
 def render_history(transcript: list[Turn], max_doc_chars: int) -> str:
-    """The debate, round by round: query, documents and answer of each debater."""
-    blocks = []
+    """The debate, round by round: query, documents and answer of each debater.
+
+    A document retrieved again later in the debate is shown once; later blocks point back.
+    """
+    blocks: list[str] = []
+    shown: dict[tuple[str, str], str] = {}
     for turn in sorted(transcript, key=lambda t: (t.get("round", 0), t.get("agent", ""))):
+        where = f"round {turn.get('round')}, {turn.get('agent')}"
+        evidence = render_evidence(turn.get("evidence", []), max_doc_chars, shown, where)
         blocks.append(
             f"Round {turn.get('round')}, {turn.get('agent')} ({turn.get('tool')}), "
             f"query: {sanitize(turn.get('query') or '(none)', QUERY_CHARS)}\n"
-            f"{render_evidence(turn.get('evidence', []), max_doc_chars)}\n"
+            f"{evidence}\n"
             f"Answer: {quote_answer(turn.get('answer'), 4 * max_doc_chars)}"
         )
     return "\n\n".join(blocks)
