@@ -62,7 +62,7 @@ def render_evidence(
 
     With ``shown`` (one dict for a whole prompt), a document already rendered in that prompt
     (same id and text) is not repeated: its block names where it was first shown, and
-    ``where`` (e.g. "round 1, A") is recorded as the place of the documents shown now.
+    ``where`` (e.g. "round 1, debater_a") is recorded as the place of the documents shown now.
     """
     if not docs:
         return "(no documents were retrieved)"

@@ -49,7 +49,8 @@ def tools_reset() -> Iterator[None]:
     retrieval.override_tool("search", None)
 
 
-async def judge_prompt_of_two_rounds(scripted: Any) -> str:
+async def two_round_prompts(scripted: Any) -> list[str]:
+    """Every prompt of a two-round debate where the debaters disagree, so the judge runs."""
     name, model = scripted(
         [
             *ragas_rules(),
@@ -61,7 +62,11 @@ async def judge_prompt_of_two_rounds(scripted: Any) -> str:
     )
     out = await graph.ainvoke({"claim": CLAIM}, context=ToolMADContext(model=name, max_rounds=2))
     assert out["stop_reason"] == "round_limit"
-    return str(next(p for p in model.prompts if JUDGE_MARK in p))
+    return [str(p) for p in model.prompts]
+
+
+async def judge_prompt_of_two_rounds(scripted: Any) -> str:
+    return next(p for p in await two_round_prompts(scripted) if JUDGE_MARK in p)
 
 
 async def test_judge_sees_each_rounds_evidence_in_full(scripted, tools_reset):
@@ -93,17 +98,8 @@ async def test_every_argument_prompt_opens_with_the_same_rules(scripted, tools_r
     task, claim, opponent's answer, documents) comes after it.
     """
     use_long_tools(fresh=True)
-    name, model = scripted(
-        [
-            *ragas_rules(),
-            (JUDGE_MARK, "Weighed.\n**SUPPORTS**"),
-            ("inside square brackets", "[Eiffel Tower]"),
-            (lambda p: ARGUE_MARK in p and "local document collection" in p, "A.\n**SUPPORTS**"),
-            (ARGUE_MARK, "B.\n**REFUTES**"),
-        ]
-    )
-    await graph.ainvoke({"claim": CLAIM}, context=ToolMADContext(model=name, max_rounds=2))
-    argue = [str(p) for p in model.prompts if ARGUE_MARK in str(p) and JUDGE_MARK not in str(p)]
+    prompts = await two_round_prompts(scripted)
+    argue = [p for p in prompts if ARGUE_MARK in p and JUDGE_MARK not in p]
     assert len(argue) == 4  # 2 debaters x 2 rounds
     shared = os.path.commonprefix(argue)
     assert LABEL_INSTRUCTIONS in shared and EVIDENCE_RULES in shared
