@@ -9,6 +9,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from email.utils import parsedate_to_datetime
+from functools import partial
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
@@ -141,13 +142,21 @@ def retry_after(exc: BaseException) -> float | None:
     return max(0.0, seconds)
 
 
-def backoff_wait(state: RetryCallState) -> float:
-    """Wait before the next attempt: the provider's Retry-After (capped) or exponential jitter."""
+def backoff_wait(state: RetryCallState, earlier: int = 0) -> float:
+    """Wait before the next attempt: the provider's Retry-After (capped) or exponential jitter.
+
+    ``earlier``: attempts made before tenacity took over (they count for the exponent).
+    """
     exc = state.outcome.exception() if state.outcome is not None else None
+    return _backoff(exc, earlier + state.attempt_number)
+
+
+def _backoff(exc: BaseException | None, attempt_number: int) -> float:
+    """``backoff_wait`` after attempt ``attempt_number`` (from 1) failed with ``exc``."""
     asked = retry_after(exc) if exc is not None else None
     if asked is not None:
         return min(asked, RETRY_AFTER_CAP)
-    ceiling = min(RETRY_WAIT_MAX, RETRY_WAIT_INITIAL * 2 ** (state.attempt_number - 1))
+    ceiling = min(RETRY_WAIT_MAX, RETRY_WAIT_INITIAL * 2 ** (attempt_number - 1))
     return random.uniform(ceiling / 2, ceiling)
 
 
@@ -210,32 +219,46 @@ async def _call(
     """Run one call with the site's timeout and bounded retries of transient faults.
 
     Returns the result and the number of attempts; a failure becomes a Reply without text,
-    and a structured answer an SDK refused for hitting the cap becomes the cut message.
+    and a structured answer an SDK refused for hitting the cap becomes the cut message. The
+    first attempt runs without the retry machinery (tenacity's per-call set-up was a tenth
+    of a claim's orchestration CPU); a transient fault hands the rest to tenacity.
     """
-    retries = 0 if _is_local(runnable) else site.retries  # a local timeout would recur
+    retries = 0 if _is_local(runnable) else max(0, site.retries)  # a local timeout would recur
+    try:
+        async with asyncio.timeout(site.timeout):
+            return await runnable.ainvoke(messages), 1
+    except Exception as exc:  # provider errors come in many types; record, do not crash
+        if retries == 0 or not is_transient(exc):
+            return _failed(exc, 1, site), 1
+        await _sleep(_backoff(exc, 1))
     retrying = AsyncRetrying(
-        stop=stop_after_attempt(max(0, retries) + 1),
-        wait=backoff_wait,
+        stop=stop_after_attempt(retries),
+        wait=partial(backoff_wait, earlier=1),
         retry=retry_if_exception(is_transient),
         sleep=lambda seconds: _sleep(seconds),
         reraise=True,
     )
-    attempts = 0
+    attempts = 1
     try:
         async for attempt in retrying:
             with attempt:
                 attempts += 1
                 async with asyncio.timeout(site.timeout):
                     result = await runnable.ainvoke(messages)
-    except Exception as exc:  # provider errors come in many types; record, do not crash
-        cut = _cut_completion(exc)
-        if cut is not None:
-            return cut, attempts
-        kind, text = _failure(exc, attempts, site.timeout)
-        cost = one_call_cost(site.role, None)
-        cost[site.role]["llm_calls"] = attempts
-        return Reply(None, cost, [site.error(kind, text)]), attempts
+    except Exception as exc:
+        return _failed(exc, attempts, site), attempts
     return result, attempts
+
+
+def _failed(exc: Exception, attempts: int, site: CallSite) -> Any:
+    """What a call that ended in ``exc`` returns: the cut answer an SDK carried, or a Reply."""
+    cut = _cut_completion(exc)
+    if cut is not None:
+        return cut
+    kind, text = _failure(exc, attempts, site.timeout)
+    cost = one_call_cost(site.role, None)
+    cost[site.role]["llm_calls"] = attempts
+    return Reply(None, cost, [site.error(kind, text)])
 
 
 def _capped(model: Any, site: CallSite) -> Any:

@@ -164,6 +164,19 @@ def test_without_retry_after_the_wait_is_exponential_with_jitter(monkeypatch):
         assert ceiling / 2 <= wait <= ceiling
 
 
+async def test_waits_double_from_the_first_failed_attempt_on(waits, monkeypatch):
+    """The first attempt runs outside tenacity; the schedule still counts it."""
+    monkeypatch.setattr(llm, "RETRY_WAIT_INITIAL", 1.0)
+    monkeypatch.setattr(llm, "RETRY_WAIT_MAX", 100.0)
+    model = ScriptedChatModel(rules=[("x", RateLimitError())])
+    site = llm.CallSite(role="debater", agent="a", stage="argue", retries=3)
+    reply = await llm.ask(model, "x", site)
+    assert reply.text is None and len(model.prompts) == 4
+    assert len(waits) == 3
+    for wait, ceiling in zip(waits, (1.0, 2.0, 4.0), strict=True):
+        assert ceiling / 2 <= wait <= ceiling
+
+
 async def test_retry_after_reaches_the_sleep(waits):
     answer, _ = flaky(1, RateLimitError("3"), "ok")
     model = ScriptedChatModel(rules=[("x", answer)])
