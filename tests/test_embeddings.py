@@ -104,3 +104,35 @@ def test_bfloat16_minilm_vectors_match_float32():
     assert (exact * half).sum(axis=1).min() > 0.999
     assert float(exact[0] @ query) > 0.999
     assert not np.array_equal(exact, half)  # it did compute in bfloat16
+
+
+def test_max_tokens_setting_is_bounded(monkeypatch: pytest.MonkeyPatch):
+    from tools import embeddings
+
+    monkeypatch.delenv(embeddings.TOKENS_ENV, raising=False)
+    assert embeddings.embedding_max_tokens() == embeddings.MAX_TOKENS == 256
+    monkeypatch.setenv(embeddings.TOKENS_ENV, " 128 ")
+    assert embeddings.embedding_max_tokens() == 128
+    for bad in ("15", "513", "-1", "lots", "1e2", "128.0"):
+        monkeypatch.setenv(embeddings.TOKENS_ENV, bad)
+        with pytest.raises(ModelConfigError, match=embeddings.TOKENS_ENV):
+            embeddings.embedding_max_tokens()
+
+
+def test_shared_minilm_embeds_only_the_first_max_tokens(monkeypatch: pytest.MonkeyPatch):
+    """At 16 word pieces, texts differing only after them share a vector; 256 tells them apart."""
+    from tools import embeddings
+
+    opening = "Alexander Fleming discovered penicillin in 1928 while working at a London hospital"
+    texts = [f"{opening} on mould.", f"{opening} with a team of chemists on bacteria."]
+    vectors = {}
+    for tokens in ("16", "256"):
+        monkeypatch.setenv(embeddings.TOKENS_ENV, tokens)
+        embeddings._minilm.cache_clear()
+        try:
+            found = np.array(embeddings.default_embeddings().embed_documents(texts))
+        finally:
+            embeddings._minilm.cache_clear()  # the next user loads with its own settings
+        vectors[tokens] = float(found[0] @ found[1])
+    assert vectors["16"] > 0.99999
+    assert vectors["256"] < 0.999

