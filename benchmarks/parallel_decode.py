@@ -21,22 +21,12 @@ MAX_SEQUENCES = 8
 
 
 def load(sequences: int) -> Any:
-    """The embedded weights in a llama.cpp context holding ``sequences`` at once."""
-    import llama_cpp
+    """The embedded model as ``verify`` loads it, in a context holding ``sequences`` at once."""
     from llama_cpp._internals import LlamaContext
 
-    from tools.local_llm import embedded_weights, llama_threads
+    from tools.local_llm import load_local_model
 
-    threads = llama_threads()
-    llm: Any = llama_cpp.Llama(
-        model_path=str(embedded_weights()),
-        n_ctx=2048,
-        n_batch=512,
-        n_threads=threads,
-        n_threads_batch=threads,
-        flash_attn=True,  # as the embedded default
-        verbose=False,
-    )
+    llm = load_local_model().client
     params = llm.context_params  # llama-cpp-python builds its context for one sequence
     params.n_seq_max, params.kv_unified = sequences, True
     old = llm._ctx

@@ -225,8 +225,7 @@ async def _call(
     """
     retries = 0 if _is_local(runnable) else max(0, site.retries)  # a local timeout would recur
     try:
-        async with asyncio.timeout(site.timeout):
-            return await runnable.ainvoke(messages), 1
+        return await _attempt(runnable, messages, site.timeout), 1
     except Exception as exc:  # provider errors come in many types; record, do not crash
         if retries == 0 or not is_transient(exc):
             return _failed(exc, 1, site), 1
@@ -243,11 +242,18 @@ async def _call(
         async for attempt in retrying:
             with attempt:
                 attempts += 1
-                async with asyncio.timeout(site.timeout):
-                    result = await runnable.ainvoke(messages)
+                result = await _attempt(runnable, messages, site.timeout)
     except Exception as exc:
         return _failed(exc, attempts, site), attempts
     return result, attempts
+
+
+async def _attempt(
+    runnable: Runnable[Any, Any], messages: list[BaseMessage], timeout: float
+) -> Any:
+    """One attempt of a call, cut off after ``timeout`` seconds."""
+    async with asyncio.timeout(timeout):
+        return await runnable.ainvoke(messages)
 
 
 def _failed(exc: Exception, attempts: int, site: CallSite) -> Any:
