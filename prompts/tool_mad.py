@@ -41,9 +41,11 @@ write is checked against the documents, so write about the subject of the claim,
 the debate: no sentences such as "the claim states...", "the other agent says..." or
 "document 2 is not relevant"."""
 
-# Argument prompts open with what every debater's turn shares (setting, rules, label format)
-# and end with what differs (tool, task, claim, answer, documents): llama.cpp's prefix cache
-# then evaluates the shared opening once for all six turns of a debate.
+# A later round's argument prompt is the first round's prompt with the opponent's answer
+# appended. Every turn opens with what all debaters share (setting, rules, label format), so
+# llama.cpp's prefix cache (or a provider's prompt cache) evaluates that opening once per
+# debate, and a debater whose query brings back the same documents resumes its previous
+# turn's prompt: only the opponent's answer and the closing line are new.
 FIRST_ARGUMENT = """\
 {setting}
 
@@ -60,24 +62,15 @@ Claim: {claim}
 Documents:
 {evidence}"""
 
-NEXT_ARGUMENT = """\
-{setting}
+NEXT_ARGUMENT = (
+    FIRST_ARGUMENT
+    + """
 
-{evidence_rules}
+Other agent's answer in the previous round: {opponent_answer}
 
-{grounded_style}
-
-{label_instructions}
-
-{tool_description} Decide whether the claim holds, based on the documents you retrieved and
-the other agent's previous answer. You may change your mind or defend your position.
-
-Claim: {claim}
-
-Other agent's answer: {opponent_answer}
-
-Documents:
-{evidence}"""
+Weigh the other agent's answer against your documents: you may change your mind or defend
+your position."""
+)
 
 FIRST_ARGUMENT_NO_TOOL = """\
 {setting}
@@ -88,17 +81,15 @@ FIRST_ARGUMENT_NO_TOOL = """\
 
 Claim: {claim}"""
 
-NEXT_ARGUMENT_NO_TOOL = """\
-{setting}
+NEXT_ARGUMENT_NO_TOOL = (
+    FIRST_ARGUMENT_NO_TOOL
+    + """
 
-{label_instructions}
+Other agent's answer in the previous round: {opponent_answer}
 
-{tool_description} Decide whether the claim holds, from what you know and the other agent's
-previous answer. You may change your mind or defend your position.
-
-Claim: {claim}
-
-Other agent's answer: {opponent_answer}"""
+Weigh the other agent's answer against what you know: you may change your mind or defend
+your position."""
+)
 
 JUDGE = """\
 You are the judge of a fact-checking debate between two agents. The debate reached its round

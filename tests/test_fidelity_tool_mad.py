@@ -105,3 +105,24 @@ async def test_every_argument_prompt_opens_with_the_same_rules(scripted, tools_r
     assert LABEL_INSTRUCTIONS in shared and EVIDENCE_RULES in shared
     assert all(tool not in shared for tool in TOOL_DESCRIPTIONS.values())
     assert "Claim:" not in shared and '<evidence n="' not in shared
+
+
+async def test_a_later_turn_with_the_same_documents_extends_the_last_prompt(scripted, tools_reset):
+    """A debater whose query brings back the same documents resumes its previous prompt.
+
+    The later turn is the earlier prompt plus the opponent's answer and a closing line, so a
+    prefix cache evaluates only those; with new documents the prompts part at the documents.
+    """
+    for fresh in (False, True):
+        use_long_tools(fresh=fresh)
+        argue = [p for p in await two_round_prompts(scripted) if ARGUE_MARK in p]
+        for tool in ("rag", "search"):
+            first, second = [p for p in argue if TOOL_DESCRIPTIONS[tool] in p]
+            if fresh:
+                shared = os.path.commonprefix([first, second])
+                assert f"Claim: {CLAIM}" in shared and TAIL not in shared
+            else:
+                assert second.startswith(first)
+                added = second[len(first) :]
+                assert added.startswith("\n\nOther agent's answer in the previous round: ")
+                assert ("B." if tool == "rag" else "A.") in added  # the opponent's answer
