@@ -62,15 +62,17 @@ Claim: {claim}
 Documents:
 {evidence}"""
 
-NEXT_ARGUMENT = (
-    FIRST_ARGUMENT
-    + """
 
-Other agent's answer in the previous round: {opponent_answer}
+def _with_reply(first: str, grounds: str) -> str:
+    """``first`` with the opponent's previous answer and the closing line appended."""
+    return (
+        f"{first}\n\nOther agent's answer in the previous round: {{opponent_answer}}\n\n"
+        f"Weigh the other agent's answer against {grounds}: you may change your mind or defend\n"
+        "your position."
+    )
 
-Weigh the other agent's answer against your documents: you may change your mind or defend
-your position."""
-)
+
+NEXT_ARGUMENT = _with_reply(FIRST_ARGUMENT, "your documents")
 
 FIRST_ARGUMENT_NO_TOOL = """\
 {setting}
@@ -81,15 +83,7 @@ FIRST_ARGUMENT_NO_TOOL = """\
 
 Claim: {claim}"""
 
-NEXT_ARGUMENT_NO_TOOL = (
-    FIRST_ARGUMENT_NO_TOOL
-    + """
-
-Other agent's answer in the previous round: {opponent_answer}
-
-Weigh the other agent's answer against what you know: you may change your mind or defend
-your position."""
-)
+NEXT_ARGUMENT_NO_TOOL = _with_reply(FIRST_ARGUMENT_NO_TOOL, "what you know")
 
 JUDGE = """\
 You are the judge of a fact-checking debate between two agents. The debate reached its round

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -15,12 +16,22 @@ os.environ.setdefault("LANGGRAPH_NO_VERSION_CHECK", "true")
 os.environ.pop("TAVILY_API_KEY", None)
 os.environ.pop("LANGSMITH_TRACING", None)
 
+from factdebate.datasets import DatasetError  # noqa: E402
 from tests.fakes import ScriptedChatModel  # noqa: E402
 from tools import retrieval  # noqa: E402
 from tools.models import register_model  # noqa: E402
 from tools.records import Evidence  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
+T = TypeVar("T")
+
+
+def data_or_skip(read: Callable[[], T], name: str) -> T:
+    """``read()``, or a skip naming the dataset when ../shared does not hold it."""
+    try:
+        return read()
+    except DatasetError as exc:
+        pytest.skip(f"{name} not available: {exc}")
 
 
 def doc(ident: str, text: str, title: str = "") -> Evidence:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from factdebate.datasets import DatasetError, QAItem, load_ramdocs
+from factdebate.datasets import QAItem, load_ramdocs
+from tests.conftest import data_or_skip
 from tools.answers import (
     answer_scores,
     answers_match,
@@ -128,10 +129,7 @@ def test_mean_answer_scores() -> None:
 
 @pytest.fixture(scope="module")
 def ramdocs() -> dict[str, QAItem]:
-    try:
-        loaded = load_ramdocs()
-    except DatasetError as exc:
-        pytest.skip(f"RAMDocs not available: {exc}")
+    loaded = data_or_skip(load_ramdocs, "RAMDocs")
     return {item.id: item for item in loaded.items}
 
 

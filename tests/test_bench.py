@@ -17,7 +17,7 @@ import pytest
 
 from factdebate.bench import read_results, run_bench
 from factdebate.bench_report import compare_runs, compute_metrics
-from tests.conftest import REPO
+from tests.conftest import REPO, data_or_skip
 from tests.fakes import ScriptedChatModel
 from tools.models import register_model
 
@@ -346,12 +346,11 @@ def test_server_mode_against_langgraph_dev(tmp_path: Path) -> None:
 
 def ramdocs_items(limit: int = 3) -> list[Any]:
     from factdebate.bench import load_items
-    from factdebate.datasets import DatasetError, datasets_root
+    from factdebate.datasets import datasets_root
 
-    try:
-        items, labels = load_items("ramdocs", None, limit, 0)
-    except DatasetError as exc:
-        pytest.skip(f"RAMDocs not found under {datasets_root()}: {exc}")
+    items, labels = data_or_skip(
+        lambda: load_items("ramdocs", None, limit, 0), f"RAMDocs under {datasets_root()}"
+    )
     assert labels == ()
     return items
 

@@ -2,29 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
-from factdebate.datasets import DatasetError
+from tests.conftest import data_or_skip
 from tools.index import build_index, split_passages
 from tools.manifest import Manifest, bm25_dir, corpus_hash, new_generation, write_manifest
 from tools.ranking import Passage, best_per_document, rrf
 from tools.records import Evidence
 from tools.retrieval import run_tool
 from tools.search import OfflineSearch, build_bm25, tokenize
-
-T = TypeVar("T")
-
-
-def data_or_skip(read: Callable[[], T], name: str) -> T:
-    """``read()``, or a skip naming the dataset when ../shared does not hold it."""
-    try:
-        return read()
-    except DatasetError as exc:
-        pytest.skip(f"{name} not available: {exc}")
 
 
 def doc(ident: str, title: str, text: str) -> Evidence:
