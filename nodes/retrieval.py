@@ -29,6 +29,8 @@ async def retrieve_or_record(
             search_backend_name=ctx.search_backend,
             rag_engine=ctx.rag_engine,
             timeout=ctx.call_timeout_s,
+            embed_model=ctx.embed_model,
+            rerank_model=ctx.rerank_model,
         )
     except IndexUnavailableError:
         raise

@@ -14,6 +14,7 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 os.environ.setdefault("LANGGRAPH_CLI_NO_ANALYTICS", "1")
 os.environ.setdefault("LANGGRAPH_NO_VERSION_CHECK", "true")
 os.environ.pop("TAVILY_API_KEY", None)
+os.environ.pop("SERPER_API_KEY", None)
 os.environ.pop("LANGSMITH_TRACING", None)
 
 from factdebate.datasets import DatasetError  # noqa: E402

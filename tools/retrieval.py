@@ -6,12 +6,15 @@ import asyncio
 from collections.abc import Callable
 from typing import Literal
 
+from tools.embeddings import EncoderMismatchError, encoder_for, spec_of
 from tools.index import ensure_index
-from tools.manifest import live_manifest
+from tools.manifest import IndexMismatchError, IndexUnavailableError, live_manifest
 from tools.ranking import RRF_K, rrf
-from tools.records import Evidence
-from tools.search import FETCH_DOCS, lexical_index, search_backend, to_evidence
+from tools.records import Evidence, ModelConfigError
+from tools.rerank import RERANK_DEPTH, rerank
+from tools.search import FETCH_DOCS, lexical_index, to_evidence
 from tools.vectorstore import dense_rank, dense_search
+from tools.web_search import search_backend
 
 ToolFn = Callable[[str, int], list[Evidence]]
 RagEngine = Literal["dense", "hybrid"]
@@ -63,6 +66,48 @@ def hybrid_search(
     return [to_evidence(shown[doc], "hybrid", score) for doc, score in fused]
 
 
+def check_encoder(collection: str, embed_model: str, milvus_uri: str = "") -> None:
+    """Refuse a run whose ``embed_model`` is not the encoder ``collection`` was built with.
+
+    Raises:
+        IndexMismatchError: another encoder, or one whose vectors differ from the index's.
+        IndexUnavailableError: the index's encoder cannot be loaded here.
+    """
+    try:
+        encoder_for(spec_of(live_manifest(collection)), embed_model)
+    except EncoderMismatchError as exc:
+        raise IndexMismatchError(str(exc)) from exc
+    except ModelConfigError as exc:
+        raise IndexUnavailableError(str(exc)) from exc
+
+
+def _rag(
+    collection: str,
+    query: str,
+    k: int,
+    milvus_uri: str,
+    rag_engine: str,
+    embed_model: str,
+    rerank_model: str,
+) -> list[Evidence]:
+    """The 'rag' tool: dense or hybrid, then the cross-encoder over the top candidates."""
+    if rag_engine not in RAG_ENGINES:
+        raise ValueError(f"unknown rag_engine {rag_engine!r}: expected dense or hybrid")
+    ensure_index(collection, milvus_uri)
+    check_encoder(collection, embed_model, milvus_uri)
+    depth = max(k, RERANK_DEPTH) if rerank_model else k
+    if rag_engine == "hybrid":
+        found = hybrid_search(collection, query, depth, milvus_uri)
+    else:
+        found = dense_search(collection, query, depth, milvus_uri)
+    if not rerank_model:
+        return found
+    try:
+        return rerank(rerank_model, query, found, k)
+    except ModelConfigError as exc:
+        raise IndexUnavailableError(str(exc)) from exc
+
+
 def _run(
     tool: str,
     query: str,
@@ -71,20 +116,18 @@ def _run(
     milvus_uri: str,
     backend: str,
     rag_engine: str = "hybrid",
+    timeout: float = 60.0,
+    embed_model: str = "",
+    rerank_model: str = "",
 ) -> list[Evidence]:
     if tool in _overrides:
         return _overrides[tool](query, k)
     if tool == "none":
         return []
     if tool == "rag":
-        if rag_engine not in RAG_ENGINES:
-            raise ValueError(f"unknown rag_engine {rag_engine!r}: expected dense or hybrid")
-        ensure_index(collection, milvus_uri)
-        if rag_engine == "hybrid":
-            return hybrid_search(collection, query, k, milvus_uri)
-        return dense_search(collection, query, k, milvus_uri)
+        return _rag(collection, query, k, milvus_uri, rag_engine, embed_model, rerank_model)
     if tool == "search":
-        engine = search_backend(backend, collection)
+        engine = search_backend(backend, collection, timeout)
         if engine.name == "bm25":
             ensure_index(collection, milvus_uri)
         return engine.search(query, k)
@@ -100,9 +143,21 @@ def run_tool(
     milvus_uri: str = "",
     search_backend_name: str = "auto",
     rag_engine: str = "hybrid",
+    embed_model: str = "",
+    rerank_model: str = "",
 ) -> list[Evidence]:
     """One retrieval, synchronously: exactly what a debater's tool returns (benchmarks use it)."""
-    return _run(tool, query, k, collection, milvus_uri, search_backend_name, rag_engine)
+    return _run(
+        tool,
+        query,
+        k,
+        collection,
+        milvus_uri,
+        search_backend_name,
+        rag_engine,
+        embed_model=embed_model,
+        rerank_model=rerank_model,
+    )
 
 
 async def retrieve(
@@ -115,11 +170,23 @@ async def retrieve(
     search_backend_name: str = "auto",
     rag_engine: str = "hybrid",
     timeout: float = 60.0,
+    embed_model: str = "",
+    rerank_model: str = "",
 ) -> list[Evidence]:
     """Run one retrieval off the event loop; raises on failure or timeout (callers record it)."""
     return await asyncio.wait_for(
         asyncio.to_thread(
-            _run, tool, query, k, collection, milvus_uri, search_backend_name, rag_engine
+            _run,
+            tool,
+            query,
+            k,
+            collection,
+            milvus_uri,
+            search_backend_name,
+            rag_engine,
+            timeout,
+            embed_model,
+            rerank_model,
         ),
         timeout=timeout,
     )

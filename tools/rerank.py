@@ -1,0 +1,60 @@
+"""Cross-encoder reranking (sentence-transformers ``CrossEncoder``) of retrieved candidates."""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import cache
+from typing import Any
+
+from tools.embeddings import MAX_NAME_CHARS, encoder_device
+from tools.records import Evidence, ModelConfigError
+
+RERANK_DEPTH = 20
+"""Fused candidates the cross-encoder re-scores before the top ``k`` are kept."""
+MAX_PAIR_CHARS = 4000  # passage characters shown to the cross-encoder (it reads ~512 tokens)
+_lock = threading.Lock()
+
+
+@cache
+def load_reranker(name: str) -> Any:
+    """The cross-encoder ``name`` (model id or folder), loaded once; GPU float16 when present.
+
+    Raises:
+        ModelConfigError: a name too long, or a model that cannot be loaded (offline, not a
+        cross-encoder).
+    """
+    if not name.strip() or len(name) > MAX_NAME_CHARS:
+        raise ModelConfigError(f"rerank_model must be 1..{MAX_NAME_CHARS} characters")
+    from sentence_transformers import CrossEncoder
+
+    device = encoder_device()
+    try:
+        model = CrossEncoder(name, device=device)
+    except Exception as exc:  # hub, file and config errors come in many types
+        offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+        hint = (
+            " (offline: download it once with network, or give a local folder)" if offline else ""
+        )
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise ModelConfigError(
+            f"cannot load rerank_model {name!r}{hint}: {type(exc).__name__}: {first[:200]}"
+        ) from exc
+    if device == "cuda":
+        model.model.half()
+    return model
+
+
+def rerank(name: str, query: str, docs: list[Evidence], k: int) -> list[Evidence]:
+    """The ``k`` best of ``docs`` by the cross-encoder's score of (query, title + text).
+
+    Ties keep the retriever's order; each document's score becomes the cross-encoder's.
+    """
+    if not docs:
+        return []
+    model = load_reranker(name)
+    pairs = [(query, f"{d['title']}\n{d['text']}"[:MAX_PAIR_CHARS]) for d in docs]
+    with _lock:  # one model object, shared by threads
+        scores = model.predict(pairs, batch_size=32, show_progress_bar=False)
+    order = sorted(range(len(docs)), key=lambda i: -float(scores[i]))
+    return [Evidence(**{**docs[i], "score": float(scores[i])}) for i in order[:k]]
