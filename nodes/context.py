@@ -7,9 +7,10 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, make_dataclass
-from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
-from tools.llm import CallSite
+if TYPE_CHECKING:  # tools.llm loads LangChain: settings stay light so the CLI checks them fast
+    from tools.llm import CallSite
 
 ToolName = Literal["rag", "search", "none"]
 C = TypeVar("C", bound="Context")
@@ -172,12 +173,13 @@ class Context:
         default="",
         metadata={"description": "Milvus server URI; empty = embedded Milvus Lite file."},
     )
-    search_backend: Literal["auto", "tavily", "offline", "openalex"] = field(
+    search_backend: Literal["auto", "tavily", "serper", "offline", "openalex"] = field(
         default="auto",
         metadata={
-            "description": "Web search: 'tavily' needs TAVILY_API_KEY; 'offline' is BM25 over "
-            "the local collection; 'auto' picks Tavily when the key is set; 'openalex' searches "
-            "scholarly abstracts (OpenAlex works API, summarised; OPENALEX_* settings)."
+            "description": "Web search: 'tavily' needs TAVILY_API_KEY; 'serper' (Google via "
+            "serper.dev) needs SERPER_API_KEY; 'offline' is BM25 over the local collection; "
+            "'auto' picks Tavily when its key is set, else Serper, else offline; 'openalex' "
+            "searches scholarly abstracts (OpenAlex works API, summarised; OPENALEX_* settings)."
         },
     )
     rag_engine: Literal["dense", "hybrid"] = field(
@@ -185,6 +187,21 @@ class Context:
         metadata={
             "description": "Engine of the 'rag' tool: 'hybrid' fuses MiniLM dense and stemmed "
             "BM25 rankings (better recall, measured); 'dense' is the papers' dense retrieval."
+        },
+    )
+    embed_model: str = field(
+        default="",
+        metadata={
+            "description": "Encoder of the 'rag' tool's dense vectors: empty = the one the "
+            "collection was built with (the shipped MiniLM unless FACTDEBATE_EMBED_MODEL named "
+            "another at index time); a name (e.g. 'intfloat/e5-small-v2') must match it."
+        },
+    )
+    rerank_model: str = field(
+        default="",
+        metadata={
+            "description": "Cross-encoder (sentence-transformers name or folder) that re-orders "
+            "the 'rag' tool's fused top candidates; empty = no reranking."
         },
     )
     top_k: int = setting(3, "Documents retrieved per query.", 1, 100)
@@ -217,6 +234,13 @@ class Context:
         "with exponential backoff honouring Retry-After; 0 = none.",
         0,
         10,
+    )
+    review: bool = field(
+        default=False,
+        metadata={
+            "description": "Pause before the verdict is final so a person approves or overrules "
+            "it (needs a checkpointer: --checkpoint and --thread, or a LangGraph server)."
+        },
     )
 
     def __post_init__(self) -> None:
@@ -252,6 +276,8 @@ class Context:
 
     def site(self, *, role: str, agent: str, stage: str, round_no: int = 0) -> CallSite:
         """The call site of one model call under these settings (timeout, retries)."""
+        from tools.llm import CallSite
+
         return CallSite(
             role=role,
             agent=agent,
