@@ -5,20 +5,25 @@ from __future__ import annotations
 from prompts.common import EVIDENCE_RULES
 
 VERDICT_CRITERIA = """\
-Verdict labels:
-- SUPPORTS: the evidence fully backs the claim.
-- REFUTES: the evidence directly contradicts the claim.
-- NOT ENOUGH INFO: the evidence is too thin to confirm or reject the claim.
-- CONFLICTING: the claim misleads, because the evidence points both ways or the claim
-  picks only the facts that suit it (cherry-picking, true but misleading)."""
+Verdict labels (AVeriTeC's categories):
+- SUPPORTS: the credible evidence fully backs the claim.
+- REFUTES: the credible evidence directly contradicts the claim. A claim whose central
+  statement is contradicted is REFUTES even when some of its details are true.
+- NOT ENOUGH INFO: the credible evidence is too thin to confirm or contradict the claim,
+  or leaves part of it neither backed nor contradicted.
+- CONFLICTING: the claim misleads but is not explicitly contradicted: the evidence points
+  both ways, or the claim picks only the facts that suit it (cherry-picking, true but
+  misleading)."""
 
 LABEL_INSTRUCTIONS_4 = """\
 Reason step by step from the documents first. Then finish with exactly one label, alone on
 the last line, written in bold:
 - **SUPPORTS** if the documents show the claim is true;
-- **REFUTES** if the documents show the claim is false;
+- **REFUTES** if the documents contradict the claim's central statement, even when some
+  details of it are true;
 - **NOT ENOUGH INFO** if the documents do not settle the question;
-- **CONFLICTING** if the documents point both ways or the claim is true but misleading."""
+- **CONFLICTING** if the claim misleads without being contradicted: the documents point both
+  ways, or the claim is true but misleading."""
 
 DEBATER_SETUP = """\
 You are one of two debaters checking a claim against a set of documents. You are given a

@@ -11,8 +11,9 @@ Answers are short: a name, date, number, place or phrase, not a sentence."""
 
 AGENT = """\
 You are one of several agents answering the same question. Each agent holds a different
-document, and you may read only yours. Say what your document gives as the answer, or
-"unknown" when it does not answer the question. {answer_style}
+document, and you may read only yours. In the first round, answer from your document alone:
+say what it gives as the answer, all the answers when it names several (for instance several
+people who held a title), or "unknown" when it does not answer the question. {answer_style}
 {doc_rules}
 
 Question: {question}
@@ -20,14 +21,14 @@ Question: {question}
 Your document:
 {document}
 {previous}
-Reply with "answer" (one short answer or "unknown") and "explanation" (one to three
-sentences that point to what your document says)."""
+Reply with "answer" (the short answer, several separated by "; ", or "unknown") and
+"explanation" (step-by-step reasoning that points to what your document says)."""
 
 AGENT_PREVIOUS = """
 In the last round an aggregator read the answers of all agents and concluded:
 Answers: {answers}
 Explanation: {explanation}
-Take this into account, then answer again from your document.
+Answer the question again, based on your document and this conclusion.
 """
 
 AGENT_PREVIOUS_UNREADABLE = """
@@ -35,9 +36,10 @@ In the last round the aggregator's conclusion could not be read; answer from you
 """
 
 AGENT_OTHERS = """
-In the last round the other agents, each reading its own document, answered:
+In the last round the other agents, each reading its own document, answered as follows
+(additional information for you):
 {responses}
-Take their answers into account, then answer again from your document.
+Answer the question again, based on your document and their answers.
 """
 
 OTHER_RESPONSE = "{agent}: answer: {answer}. Explanation: {explanation}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from prompts.common import EVIDENCE_RULES, LABEL_INSTRUCTIONS, NO_EVIDENCE_LABELS
 
 TOOL_DESCRIPTIONS = {
@@ -37,9 +39,33 @@ Claim: {claim}"""
 GROUNDED_STYLE = """\
 Write your reasoning as plain statements of fact taken from the documents, citing them as
 [1], [2]... (for example: "The Eiffel Tower was completed in 1889 [1]."). Every sentence you
-write is checked against the documents, so write about the subject of the claim, not about
-the debate: no sentences such as "the claim states...", "the other agent says..." or
-"document 2 is not relevant"."""
+write is checked against the documents, so write about the subject of the claim and about
+what the documents contain, not about the debate:
+- when the documents say nothing about the subject, or about part of it, say so as a fact
+  about them (for example: "None of the documents mentions the tower's height." or
+  "Document 2 is about a bridge in Lyon and does not mention the tower.");
+- do not restate the claim or grade the documents (no "the claim states..." or "document 2
+  is not relevant");
+- from the second round on, say whether you agree with the other agent in one sentence of
+  its own, written exactly "I agree with the other agent." or "I disagree with the other
+  agent.", then give your reasons as statements about your documents.
+That agree/disagree sentence and your final label line are not checked against the
+documents; every other sentence is, including any other sentence about the other agent."""
+
+AGREEMENT_SENTENCES = ("I agree with the other agent.", "I disagree with the other agent.")
+"""The fixed sentences a debater uses to take a position on the other agent's answer."""
+
+UNCHECKED_SENTENCES: tuple[re.Pattern[str], ...] = (
+    re.compile(r"[-*>\s]*\**\s*I (?:dis)?agree with the other agent\s*\.?\s*\**\s*", re.I),
+    re.compile(
+        r"\W*(?:(?:final\s+)?(?:verdict|label|answer|conclusion)\s*[:=-]?\s*)?\W*"
+        r"(?:SUPPORTS?|SUPPORTED|REFUTES?|REFUTED|NOT ENOUGH INFO(?:RMATION)?|NEI)\W*",
+        re.I,
+    ),
+)
+"""Whole sentences (or lines) that RAGAS faithfulness does not check: the agree/disagree
+sentence and the label line. They state the debater's position, not a fact the documents
+could back, so the statement step never sees them and they count neither way."""
 
 # A later round's argument prompt is the first round's prompt with the opponent's answer
 # appended. Every turn opens with what all debaters share (setting, rules, label format), so
@@ -89,10 +115,11 @@ JUDGE = """\
 You are the judge of a fact-checking debate between two agents. The debate reached its round
 limit without settling the verdict: {situation} Decide the verdict yourself.
 
-Each agent carries two scores averaged over the rounds, between 0 and 1 (higher is more
-reliable): faithfulness says how well its answers are backed by the documents it retrieved;
-answer relevance says how closely its answers address the claim. Weigh the arguments, the
-evidence and these scores.
+Every answer was scored between 0 and 1 (higher is more reliable): faithfulness says how well
+it is backed by the documents its agent retrieved; answer relevance says how closely it
+addresses the claim. The reason above quotes last-round scores; the list under "Scores" gives
+each agent's average over all rounds, then its last-round scores. {relevance_note}Weigh the
+arguments, the evidence and these scores.
 {evidence_rules}
 
 {label_instructions}
@@ -105,11 +132,21 @@ Debate history (a document retrieved more than once is shown the first time only
 Scores:
 {scores}"""
 
+RELEVANCE_NOTE_RAGAS = (
+    "RAGAS sets answer relevance to 0 for an answer it reads as noncommittal, which includes "
+    "most answers concluding NOT ENOUGH INFO however well they are argued: for those, a 0 "
+    "does not mean the answer missed the claim. "
+)
+"""Judge note when NOT ENOUGH INFO answers are scored by RAGAS's rule (``nei_relevance=ragas``)."""
+
+RELEVANCE_NOTES = {"ragas": RELEVANCE_NOTE_RAGAS, "cosine": ""}
+"""The judge's note on answer relevance, per ``nei_relevance`` setting."""
 
 SITUATION_DISAGREED = "in the last round the agents disagreed ({labels})."
 SITUATION_AGREED_UNSTABLE = (
     "in the last round both agents concluded {label}, but the agreement did not count as "
-    "reliable because {problems}. Their agreement is a signal, not the answer."
+    "reliable because, in that last round, {problems}. Their agreement is a signal, not the "
+    "answer."
 )
 
 
@@ -119,6 +156,7 @@ def render_debater_role(tool: str) -> str:
 
 
 __all__ = [
+    "AGREEMENT_SENTENCES",
     "DEBATE_SETTING",
     "EVIDENCE_RULES",
     "FIRST_ARGUMENT",
@@ -130,9 +168,12 @@ __all__ = [
     "NEXT_ARGUMENT",
     "NEXT_ARGUMENT_NO_TOOL",
     "NO_EVIDENCE_LABELS",
+    "RELEVANCE_NOTES",
+    "RELEVANCE_NOTE_RAGAS",
     "SITUATION_AGREED_UNSTABLE",
     "SITUATION_DISAGREED",
     "NEXT_QUERY",
     "TOOL_DESCRIPTIONS",
+    "UNCHECKED_SENTENCES",
     "render_debater_role",
 ]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -103,6 +105,26 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
 
 
+_PIECE_END = re.compile(r"(?<=[.!?])(?=\s)|(?<=\n)")
+
+
+def checked_text(answer: str, unchecked: Sequence[re.Pattern[str]] = ()) -> str:
+    """``answer`` without the sentences or lines that match one of ``unchecked`` in full.
+
+    The answer is cut after every sentence end (``.``, ``!`` or ``?`` before a space) and
+    every line end; a piece that one pattern matches whole is dropped, every other piece is
+    kept exactly as written (so an answer with nothing to drop comes back unchanged).
+    """
+    if not unchecked:
+        return answer
+    kept = [
+        piece
+        for piece in _PIECE_END.split(answer)
+        if not (piece.strip() and any(p.fullmatch(piece.strip()) for p in unchecked))
+    ]
+    return "".join(kept).strip()
+
+
 async def ragas_scores(
     *,
     claim: str,
@@ -113,10 +135,16 @@ async def ragas_scores(
     site: CallSite,
     strictness: int = 3,
     question_temperature: float = 0.7,
+    unchecked: Sequence[re.Pattern[str]] = (),
+    noncommittal_zero: bool = True,
 ) -> Scores:
     """Faithfulness of ``answer`` to ``contexts`` and its relevance to ``claim``, concurrently.
 
     ``contexts=None`` means the agent had no retrieval tool: faithfulness is not applicable.
+    Sentences matching ``unchecked`` (see :func:`checked_text`) are left out of the
+    faithfulness steps (statements and verdicts); relevance reads the whole answer.
+    ``noncommittal_zero=False`` keeps the mean cosine when every question written back is
+    flagged noncommittal (RAGAS's rule, the default, makes it 0).
     Failures (unparseable scorer output, timeouts) leave that score None and are recorded.
     """
     llm = _ChatModelForRagas(model, site)
@@ -124,8 +152,8 @@ async def ragas_scores(
     out = Scores()
     where = ErrorRecord(round=site.round_no, agent=site.agent, stage="score")
     faithfulness, relevance = await asyncio.gather(
-        _faithfulness(llm, claim, answer, contexts, where),
-        _relevance(sampler, embeddings, claim, answer, strictness, where),
+        _faithfulness(llm, claim, checked_text(answer, unchecked), contexts, where),
+        _relevance(sampler, embeddings, claim, answer, strictness, where, noncommittal_zero),
     )
     out.faithfulness, faith_errors = faithfulness
     out.answer_relevance, relevance_errors = relevance
@@ -147,6 +175,9 @@ async def _faithfulness(
     if not contexts:
         message = "faithfulness: no documents were retrieved"
         return 0.0, [ErrorRecord(**where, kind="score_unavailable", message=message)]
+    if not answer.strip():
+        message = "faithfulness: the answer has no sentence to check against the documents"
+        return None, [ErrorRecord(**where, kind="score_unavailable", message=message)]
     try:
         metric = Faithfulness(llm=llm)
         fast_prompt(metric.statement_generator_prompt)
@@ -169,13 +200,15 @@ async def _relevance(
     answer: str,
     strictness: int,
     where: ErrorRecord,
+    noncommittal_zero: bool = True,
 ) -> tuple[float | None, list[ErrorRecord]]:
     """RAGAS answer relevance: ``strictness`` questions written back from the answer.
 
     RAGAS's own prompt and formula (mean cosine between the claim and each question, 0 when
-    every question calls the answer noncommittal), but the question calls run concurrently
-    and sample (the caller passes a model at a temperature above 0), so they are different
-    questions rather than one question asked ``strictness`` times.
+    every question calls the answer noncommittal, unless ``noncommittal_zero`` is False),
+    but the question calls run concurrently and sample (the caller passes a model at a
+    temperature above 0), so they are different questions rather than one question asked
+    ``strictness`` times.
     """
     prompt = fast_prompt(AnswerRelevancePrompt()).to_string(AnswerRelevanceInput(response=answer))
     outputs = await asyncio.gather(
@@ -196,5 +229,5 @@ async def _relevance(
     )
     target, *others = (np.asarray(v, dtype=float) for v in vectors)
     cosines = [float(v @ target / (np.linalg.norm(v) * np.linalg.norm(target))) for v in others]
-    committal = not all(q.noncommittal for q in questions)
+    committal = not noncommittal_zero or not all(q.noncommittal for q in questions)
     return _finite(float(np.mean(cosines)) * committal), []

@@ -47,13 +47,33 @@ def render_knowledge(knowledge: list[KnowledgeEntry], max_doc_chars: int) -> str
     )
 
 
+def cap_opinion(text: str, max_chars: int) -> str:
+    """``text`` cut to at most ``max_chars`` at a sentence end (else a word end), marked.
+
+    The marker says how many characters were left out, so the next juror sees that the
+    opinion goes on; nothing is ever cut mid-word (one over-long word is the exception).
+    """
+    if len(text) <= max_chars:
+        return text
+    head = text[: max_chars + 1]
+    sentence = max(head.rfind(f"{end} ") for end in ".!?")
+    if sentence >= max_chars // 2:
+        kept = head[: sentence + 1]
+    else:
+        word = head.rfind(" ")
+        kept = head[:word] if word > 0 else head[:max_chars]
+    kept = kept.rstrip()
+    return f"{kept} [... {len(text) - len(kept)} more characters cut]"
+
+
 def render_pool(turns: list[JuryTurn], max_chars: int) -> str:
     """Render the shared message pool: what each juror said, in order (sanitised, capped)."""
     if not turns:
         return "(nobody has spoken yet)"
     lines = []
     for turn in turns:
-        text = " ".join(quote_answer(turn.get("answer"), max_chars).split())
+        text = " ".join(quote_answer(turn.get("answer"), 4 * max_chars).split())
+        text = cap_opinion(text, max_chars)
         title = prompts.ROLES.get(str(turn.get("agent")), (str(turn.get("agent")), ""))[0]
         lines.append(f"- Round {turn.get('round')}, {title}: {text}")
     return "\n".join(lines)

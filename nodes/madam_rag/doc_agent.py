@@ -20,7 +20,7 @@ from tools.llm import ask_structured
 class AgentAnswer(BaseModel):
     """What a document agent must return."""
 
-    answer: str = Field(description="One short answer, or 'unknown'.")
+    answer: str = Field(description="The short answer (several separated by '; '), or 'unknown'.")
     explanation: str = Field(description="Why, pointing at the document.")
 
 

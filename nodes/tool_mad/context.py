@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from nodes.context import Context, ToolName, setting
+
+NeiRelevance = Literal["ragas", "cosine"]
 
 
 @dataclass(kw_only=True)
@@ -42,3 +45,27 @@ class ToolMADContext(Context):
         0,
         2,
     )
+    nei_relevance: NeiRelevance = field(
+        default="ragas",
+        metadata={
+            "description": "How answer relevance scores an answer labelled NOT ENOUGH INFO: "
+            "'ragas' (the paper's RAGAS rule) = 0 when every question written back from it is "
+            "flagged noncommittal, so such an answer never passes the stability check; "
+            "'cosine' = the mean cosine between the claim and those questions, noncommittal "
+            "flag ignored, so a well-supported NOT ENOUGH INFO agreement can stop the debate. "
+            "Other labels are scored by the RAGAS rule either way. Effect on accuracy "
+            "unmeasured with a capable model."
+        },
+    )
+
+
+ABLATIONS: dict[str, dict[str, Any]] = {
+    # method name -> the settings that differ from Tool-MAD's defaults (graphs.tool_mad_ablations)
+    "tool-mad-rag-rag": {"tool_b": "rag"},
+    "tool-mad-search-search": {"tool_a": "search"},
+    "tool-mad-rag-vanilla": {"tool_b": "none"},
+    "tool-mad-search-vanilla": {"tool_a": "search", "tool_b": "none"},
+    "tool-mad-vanilla-vanilla": {"tool_a": "none", "tool_b": "none"},
+    "tool-mad-no-qf": {"query_formulation": False},
+    "tool-mad-no-stability": {"stability_score": False},
+}

@@ -24,19 +24,35 @@ def average(turns: list[Turn], key: str) -> float | None:
 
 
 def render_scores(transcript: list[Turn]) -> str:
-    """Each debater's average faithfulness and answer relevance, as judge input."""
+    """Each debater's faithfulness and answer relevance, as judge input.
+
+    The average over the rounds comes first, then the last round's own scores (the ones the
+    judge prompt's opening quotes), each named as such.
+    """
     lines = []
     for agent in DEBATERS:
-        turns = [t for t in transcript if t.get("agent") == agent]
+        turns = sorted(
+            (t for t in transcript if t.get("agent") == agent), key=lambda t: t.get("round", 0)
+        )
         tool = turns[0].get("tool", "?") if turns else "?"
-        parts = []
+        parts: dict[str, list[str]] = {"average": [], "last": []}
         for key, name in (
             ("faithfulness", "faithfulness"),
             ("answer_relevance", "answer relevance"),
         ):
-            value = average(turns, key)
-            parts.append(f"{name} {value:.2f}" if value is not None else f"{name} not available")
-        lines.append(f"- {agent} ({tool}): " + ", ".join(parts))
+            for which, value in (
+                ("average", average(turns, key)),
+                ("last", average(turns[-1:], key)),
+            ):
+                shown = f"{value:.2f}" if value is not None else "not available"
+                parts[which].append(f"{name} {shown}")
+        last_round = turns[-1].get("round", "?") if turns else "?"
+        lines.append(
+            f"- {agent} ({tool}): average over {len(turns)} rounds: "
+            + ", ".join(parts["average"])
+            + f"; last round ({last_round}): "
+            + ", ".join(parts["last"])
+        )
     return "\n".join(lines)
 
 
@@ -95,6 +111,7 @@ async def judge(state: ToolMADState, runtime: Runtime[ToolMADContext]) -> dict[s
         claim=state["claim"],
         history=render_history(transcript, ctx.max_doc_chars),
         scores=render_scores(transcript) if ctx.stability_score else "(scores not computed)",
+        relevance_note=prompts.RELEVANCE_NOTES[ctx.nei_relevance] if ctx.stability_score else "",
         evidence_rules=prompts.EVIDENCE_RULES,
         label_instructions=prompts.LABEL_INSTRUCTIONS,
     )

@@ -12,8 +12,14 @@ from nodes.evidence_block import sanitize
 from nodes.state import Turn
 from nodes.tool_mad.context import ToolMADContext
 from nodes.tool_mad.state import ToolMADState
+from prompts import tool_mad as prompts
 from tools.embeddings import default_embeddings
 from tools.scoring import ragas_scores
+
+
+def nei_by_cosine(turn: Turn, ctx: ToolMADContext) -> bool:
+    """Whether this turn's relevance ignores RAGAS's noncommittal rule (``nei_relevance``)."""
+    return ctx.nei_relevance == "cosine" and turn.get("label") == "NOT ENOUGH INFO"
 
 
 def make_score_node(agent: str) -> Node:
@@ -45,6 +51,8 @@ def make_score_node(agent: str) -> Node:
                 site=ctx.site(role="scorer", agent=agent, stage="score", round_no=state["round"]),
                 strictness=ctx.relevance_strictness,
                 question_temperature=ctx.relevance_temperature,
+                unchecked=prompts.UNCHECKED_SENTENCES,
+                noncommittal_zero=not nei_by_cosine(turn, ctx),
             )
             turn["faithfulness"] = result.faithfulness
             turn["answer_relevance"] = result.answer_relevance
