@@ -8,10 +8,11 @@ import os
 import sqlite3
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 for _name, _value in {
     "HF_HUB_OFFLINE": "1",
@@ -24,7 +25,28 @@ for _name, _value in {
     os.environ.setdefault(_name, _value)
 
 import typer  # noqa: E402
-from rich.console import Console  # noqa: E402
+from rich.markup import escape  # noqa: E402
+
+from factdebate.progress import (  # noqa: E402
+    DEFAULT_EVERY_S,
+    MAX_EVERY_S,
+    MIN_EVERY_S,
+    Pace,
+    ProgressLines,
+)
+from factdebate.settings_help import (  # noqa: E402
+    GROUPS,
+    budget_names,
+    check_dataset,
+    check_method,
+    check_settings,
+    context_class,
+    describe,
+    render,
+)
+from factdebate.settings_help import parse_settings as _parse_settings  # noqa: E402
+from tools.secrets import redact  # noqa: E402
+from tools.terminal import SafeConsole  # noqa: E402
 
 app = typer.Typer(
     add_completion=False,
@@ -32,8 +54,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Verify facts by multi-agent LLM debate over evidence.",
 )
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+out = SafeConsole(highlight=False)  # strips escape sequences from model and document text
+err = SafeConsole(stderr=True, highlight=False)
 
 
 def _names(kind: str) -> str:
@@ -53,6 +75,16 @@ METHOD_HELP = f"Method: {_names('methods')}."
 VERIFY_METHOD_HELP = f"Method: {_names('verify')} (mad-fact: use score-answer)."
 DATASET_HELP = f"Dataset: {_names('datasets')}."
 MODEL_HELP = "Model for every role: local, hf:OWNER/REPO/FILE.gguf, openai:gpt-4o-mini, ..."
+SET_HELP = (
+    "A setting, KEY=VALUE (repeat it). Budgets per item: "
+    f"{', '.join(budget_names())}. Every setting, its default and range: "
+    "`factdebate settings METHOD`."
+)
+PROGRESS_HELP = "Seconds between progress lines when stderr is not a terminal (a log file, CI)."
+
+
+Tracker = Callable[[int, int | None, str], None]
+"""``track(done, total, note)``: report work done so far (see ``_progress``)."""
 
 
 def _progress_bar(eta: bool = True) -> Any:
@@ -69,30 +101,27 @@ def _progress_bar(eta: bool = True) -> Any:
     return Progress(*columns, console=err)
 
 
-class Pace:
-    """Rate and time left of a run, from the items finished since this process started.
+@contextmanager
+def _progress(label: str, every: float, unit: str = "items") -> Iterator[Tracker]:
+    """Progress on stderr: a live bar on a terminal, else a plain line every ``every`` seconds.
 
-    Rich's own estimate looks at the last 30 s only, which says nothing when one item takes
-    minutes; items already done when a run resumes do not count towards the rate.
+    Yields ``track(done, total, note)``; rich's bar prints nothing when stderr is a log file or
+    CI, so there the lines say done/total, rate, time left and ``note``.
     """
+    if not err.is_terminal:
+        with ProgressLines(label, err.file, every, unit) as lines:
+            yield lines.update
+        return
+    pace = Pace(unit=unit)
+    with _progress_bar(eta=False) as bar:
+        task = bar.add_task(label, total=None)
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        self._start = clock()
-        self._first_done: int | None = None
+        def track(done: int, total: int | None = None, note: str = "") -> None:
+            rate = pace.update(done, total) if total else ""
+            shown = " · ".join(part for part in (label, note, rate) if part)
+            bar.update(task, completed=done, total=total, description=shown)
 
-    def update(self, done: int, total: int) -> str:
-        """Return ``'R items/min · ETA H:MM:SS'`` (``'ETA ?'`` until an item finishes)."""
-        if self._first_done is None:
-            self._first_done, self._start = done, self._clock()
-        finished = done - self._first_done
-        elapsed = self._clock() - self._start
-        if finished <= 0 or elapsed <= 0:
-            return "? items/min · ETA ?"
-        per_s = finished / elapsed
-        left = round(max(0, total - done) / per_s)
-        hours, minutes, seconds = left // 3600, left % 3600 // 60, left % 60
-        return f"{per_s * 60:.2f} items/min · ETA {hours}:{minutes:02d}:{seconds:02d}"
+        yield track
 
 
 def print_markdown(text: str) -> None:
@@ -102,56 +131,74 @@ def print_markdown(text: str) -> None:
 
 def fail(message: str, code: int = 2) -> None:
     """Print a one-line error (secrets redacted) and exit non-zero (no traceback)."""
-    from tools.llm import redact
-
     message = redact(message)
-    err.print(f"[red]error:[/red] {message}", markup=True, highlight=False, soft_wrap=True)
+    err.print(f"[red]error:[/red] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
-def parse_settings(pairs: list[str], context_cls: Any) -> dict[str, Any]:
-    """Turn ``key=value`` strings into typed settings for ``context_cls``."""
-    known = {f.name: f for f in fields(context_cls)}
-    settings: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep or key not in known:
-            raise ValueError(
-                f"bad --set {pair!r}: expected KEY=VALUE with KEY one of {', '.join(sorted(known))}"
-            )
-        default = known[key].default
-        if isinstance(default, bool):
-            if raw.lower() not in {"true", "false", "1", "0", "yes", "no", "on", "off"}:
-                raise ValueError(f"--set {key} expects true or false, got {raw!r}")
-            settings[key] = raw.lower() in {"true", "1", "yes", "on"}
-        elif isinstance(default, int | float):
-            try:
-                settings[key] = type(default)(raw)
-            except ValueError:
-                raise ValueError(
-                    f"--set {key} expects a {type(default).__name__}, got {raw!r}"
-                ) from None
-        else:
-            settings[key] = raw
+def parse_settings(pairs: list[str], context_cls: Any, method: str | None = None) -> dict[str, Any]:
+    """Turn ``key=value`` strings into typed settings of ``context_cls`` (did-you-mean on typos)."""
+    return _parse_settings(pairs, context_cls, method)
+
+
+FLAG_OF = {
+    "model": "--model",
+    "debater_model": "--debater-model",
+    "judge_model": "--judge-model",
+    "max_rounds": "--rounds",
+    "collection": "--collection",
+}
+"""Settings that have an option of their own: an error names the option the user typed."""
+
+
+def _fast_settings(
+    method: str,
+    kind: Literal["any", "verify"],
+    pairs: list[str] | None,
+    flags: dict[str, Any],
+    text: str | None = None,
+) -> dict[str, Any]:
+    """Check the method, the settings and ``text`` before the heavy imports; fail at once.
+
+    Errors name the option typed (``--rounds``) and suggest the closest method or setting.
+    Returns the typed settings (``--set`` pairs plus the options given).
+    """
+    from nodes.claims import clean_claim
+
+    try:
+        check_method(method, kind)
+        context_cls = context_class(method)
+        settings = parse_settings(pairs or [], context_cls, method)
+        settings.update({k: v for k, v in flags.items() if v is not None})
+        typed = {k: FLAG_OF[k] for k, v in flags.items() if v is not None}
+        context = check_settings(context_cls, settings, typed)
+        if text is not None:
+            clean_claim(text, context.max_claim_chars)
+    except ValueError as exc:
+        fail(str(exc))
     return settings
 
 
-def _print_turn(turn: dict[str, Any]) -> None:
+def _print_turn(turn: dict[str, Any], errors: list[dict[str, Any]] | None = None) -> None:
+    """One transcript turn; ``errors`` (the run's so far) tell an unreadable label from none."""
+    from nodes.labelled import shown_label, without_label
+
     def fmt(v: Any) -> str:
         return "n/a" if v is None else f"{v:.2f}"
 
     evidence = (
         ", ".join(f"{e.get('title') or e.get('id')}" for e in turn.get("evidence", [])) or "-"
     )
+    label = shown_label(turn, errors or [])
     out.print(
-        f"[bold]Round {turn.get('round')} · {turn.get('agent')}[/bold] "
-        f"({turn.get('tool', '')}) → [cyan]{turn.get('label') or 'UNPARSED'}[/cyan]"
+        f"[bold]Round {turn.get('round')} · {escape(str(turn.get('agent')))}[/bold] "
+        f"({escape(str(turn.get('tool', '')))})"
+        + (f" → [cyan]{escape(label)}[/cyan]" if label else "")
     )
     if turn.get("query"):
         out.print(f"  query: {turn['query']}", markup=False)
     out.print(f"  evidence: {evidence}", markup=False)
-    answer = " ".join(str(turn.get("answer") or "(no answer)").split())
+    answer = " ".join((without_label(str(turn.get("answer") or "")) or "(no answer)").split())
     out.print(f"  answer: {answer[:400]}{'…' if len(answer) > 400 else ''}", markup=False)
     if "faithfulness" in turn or "answer_relevance" in turn:
         out.print(
@@ -167,6 +214,13 @@ def _print_result(result: dict[str, Any]) -> None:
         f"[bold green]{result.get('verdict') or 'NO VERDICT (unparseable)'}[/bold green] "
         f"— stop reason: {result.get('stop_reason')}, rounds: {result.get('rounds')}"
     )
+    decided_by = result.get("decided_by") or {}
+    if decided_by.get("agent"):
+        out.print(
+            f"decided by {decided_by['agent']} after round {decided_by.get('round')}: "
+            f"{decided_by.get('detail', '')}",
+            markup=False,
+        )
     if result.get("justification"):
         out.print(" ".join(str(result["justification"]).split())[:1200], markup=False)
     out.print(
@@ -184,7 +238,7 @@ def verify(
     judge_model: Annotated[str | None, typer.Option(help="Model of the judge/moderator.")] = None,
     rounds: Annotated[int | None, typer.Option(help="Round limit T.")] = None,
     collection: Annotated[str | None, typer.Option(help="Index to retrieve from.")] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="Any setting, KEY=VALUE.")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help=SET_HELP)] = None,
     documents: Annotated[
         Path | None,
         typer.Option(help="JSONL (id, title, text) of documents to use instead of retrieval."),
@@ -198,24 +252,27 @@ def verify(
     ] = None,
     checkpoint: Annotated[
         str | None,
-        typer.Option(help="Where steps are saved for resuming, e.g. sqlite:runs/checkpoints.db."),
+        typer.Option(
+            help="Where steps are saved for resuming: sqlite:runs/checkpoints.db or "
+            "postgresql://USER:PASSWORD@HOST:PORT/DB."
+        ),
     ] = None,
     html: Annotated[
         Path | None,
         typer.Option(help="Also write the debate as one self-contained HTML page here."),
     ] = None,
+    review: Annotated[
+        bool, typer.Option("--review", help="Pause before the verdict is final for your review.")
+    ] = False,
+    approve: Annotated[
+        bool, typer.Option("--approve", help="Approve the verdict of a run awaiting review.")
+    ] = False,
+    verdict: Annotated[
+        str | None, typer.Option(help="Overrule a run awaiting review with this verdict.")
+    ] = None,
+    note: Annotated[str, typer.Option(help="The reviewer's note (with --approve/--verdict).")] = "",
 ) -> None:
     """Verify a claim (or answer a question with MADAM-RAG) and show the debate."""
-    from factdebate.api import (
-        astream_verify,
-        build_context,
-        check_models,
-        check_page_path,
-        checkpoint_path,
-        make_input,
-        save_debate_page,
-    )
-    from graphs.registry import METHODS, UnknownMethodError, load_method
     from nodes.claims import (
         MAX_FILE_BYTES,
         MAX_TEXT_BYTES,
@@ -224,9 +281,6 @@ def verify(
         clean_claim,
         read_limited,
     )
-    from tools.corpus import CorpusError, load_documents
-    from tools.records import ModelConfigError
-    from tools.vectorstore import IndexMissingError
 
     if claim == "-":
         try:
@@ -236,29 +290,39 @@ def verify(
             fail(str(exc))
         except UnicodeDecodeError:
             fail("the claim is not valid UTF-8 text")
+    flags = {
+        "model": model,
+        "debater_model": debater_model,
+        "judge_model": judge_model,
+        "max_rounds": rounds,
+        "collection": collection,
+    }
+    settings = _fast_settings(method, "verify", set_, flags, claim)  # before the heavy imports
+    from factdebate.api import (
+        astream_verify,
+        build_context,
+        check_checkpoint,
+        check_models,
+        check_page_path,
+        make_input,
+        save_debate_page,
+    )
+    from graphs.registry import UnknownMethodError
+    from tools.corpus import CorpusError, load_documents
+    from tools.records import ModelConfigError
+    from tools.vectorstore import IndexMissingError
+
     try:
-        if method not in METHODS:
-            raise UnknownMethodError(method)
-        _, context_cls = load_method(method)
-        settings = parse_settings(set_ or [], context_cls)
-        settings.update(
-            {
-                k: v
-                for k, v in {
-                    "model": model,
-                    "debater_model": debater_model,
-                    "judge_model": judge_model,
-                    "max_rounds": rounds,
-                    "collection": collection,
-                }.items()
-                if v is not None
-            }
-        )
+        if review or approve or verdict is not None:
+            from factdebate.review_cli import review_store
+
+            settings["review"] = True
+            thread, checkpoint = review_store(thread, checkpoint, decided=approve or bool(verdict))
         context = build_context(method, **settings)
         if (thread is None) != (checkpoint is None):
             raise ValueError("--thread and --checkpoint go together: give both or neither")
         if checkpoint is not None:
-            checkpoint_path(checkpoint)
+            check_checkpoint(checkpoint)
         if documents is not None:
             check_user_file(documents, MAX_FILE_BYTES, "documents file", folder_ok=True)
         if html is not None:
@@ -279,22 +343,33 @@ def verify(
         ValueError,
     ) as exc:
         fail(str(exc))
+    if approve or verdict is not None:  # a later call finishing a run paused for review
+        from factdebate.review_cli import resume_run
+
+        decision = {"approve": True} if approve else {"verdict": verdict}
+        result = resume_run(str(thread), str(checkpoint), {**decision, "note": note}, settings)
+        _show_final(result, as_json)
+        return
 
     async def run() -> dict[str, Any]:
         result: dict[str, Any] = {}
+        seen_errors: list[dict[str, Any]] = []  # tells an unreadable label from a free-text turn
         async for node, update in astream_verify(
             claim, method, docs, checkpoint=checkpoint, thread=thread, **settings
         ):
             if node == "result":
                 result = update
+            elif node == "awaiting_review":
+                result = {"status": "awaiting_review", "thread": thread, "proposed": update}
             elif node == "checkpoint":
                 status = update.get("status")
                 if status != "new":
                     note = "resuming" if status == "resumed" else "already finished; stored result"
                     err.print(f"thread {thread}: {note}", markup=False)
             elif not as_json:
+                seen_errors += update.get("errors") or []
                 for turn in update.get("transcript", []):
-                    _print_turn(turn)
+                    _print_turn(turn, seen_errors)
                 if node == "judge":
                     out.print("[dim]judge is deciding after the round limit[/dim]")
         return result
@@ -302,8 +377,9 @@ def verify(
     if not as_json:
         out.print(
             f"[bold]Claim:[/bold] {clean_claim(claim)}  [dim](method {method}, model "
-            f"{context.model})[/dim]"
+            f"{escape(redact(str(context.model)))})[/dim]"
         )
+    started = time.perf_counter()
     try:
         result = asyncio.run(run())
     except KeyboardInterrupt:
@@ -312,12 +388,53 @@ def verify(
         fail(str(exc))
     except sqlite3.DatabaseError as exc:  # a damaged checkpoint file
         fail(f"checkpoint {checkpoint}: {exc}")
+    if result.get("status") == "awaiting_review":
+        from factdebate.review_cli import finish_verify
+
+        final = finish_verify(
+            result,
+            claim=clean_claim(claim),
+            method=method,
+            thread=str(thread),
+            checkpoint=str(checkpoint),
+            settings=settings,
+            as_json=as_json,
+        )
+        if final is None:
+            return
+        result = final
+    _show_final(_without_given(result, docs), as_json)  # a 50 MB --documents text once
+    if html is not None:
+        elapsed = time.perf_counter() - started
+        _write_page(
+            lambda: save_debate_page(html, result, claim, method, elapsed_s=elapsed, **settings),
+            as_json,
+        )
+
+
+def _show_final(result: dict[str, Any], as_json: bool) -> None:
+    """Print a result: one JSON object, or the verdict block."""
     if as_json:
         sys.stdout.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
     else:
         _print_result(result)
-    if html is not None:
-        _write_page(lambda: save_debate_page(html, result, claim, method, **settings), as_json)
+
+
+def _without_given(result: dict[str, Any], docs: list[Any] | None) -> dict[str, Any]:
+    """``result`` less a top-level copy of the caller's own ``--documents``.
+
+    The text is in the transcript's evidence where an agent read it, and in the caller's file.
+    """
+    if not docs:
+        return result
+    given = {str(d.get("id")) for d in docs}
+
+    def echoed(value: Any) -> bool:
+        return isinstance(value, list) and all(
+            isinstance(d, dict) and str(d.get("id")) in given for d in value
+        )
+
+    return {k: v for k, v in result.items() if k not in ("documents", "evidence") or not echoed(v)}
 
 
 def _write_page(write: Callable[[], Path], quiet: bool = False, what: str = "debate page") -> None:
@@ -345,6 +462,15 @@ def index(
     path: Annotated[Path, typer.Argument(help="JSONL (id, title, text) or a folder of .txt/.md.")],
     collection: Annotated[str, typer.Option(help="Name of the index to (re)build.")] = "default",
     milvus_uri: Annotated[str, typer.Option(help="Milvus server URI; default Milvus Lite.")] = "",
+    progress_every: Annotated[
+        float,
+        typer.Option(
+            min=MIN_EVERY_S,
+            max=MAX_EVERY_S,
+            envvar="FACTDEBATE_PROGRESS_EVERY",
+            help=PROGRESS_HELP,
+        ),
+    ] = DEFAULT_EVERY_S,
 ) -> None:
     """Build (or rebuild) a retrieval index from your own documents.
 
@@ -364,19 +490,25 @@ def index(
         err.print(f"skipped {problem}", markup=False, highlight=False, soft_wrap=True)
     if skipped:
         err.print(f"skipped {len(skipped)} bad record(s)", markup=False, highlight=False)
-    _index_with_progress(docs, collection, milvus_uri)
+    _index_with_progress(docs, collection, milvus_uri, progress_every)
 
 
-def _index_with_progress(docs: Any, collection: str, milvus_uri: str) -> None:
-    """Build ``collection`` from documents with a progress bar, then say what was indexed."""
+def _index_with_progress(
+    docs: Any, collection: str, milvus_uri: str, every: float = DEFAULT_EVERY_S
+) -> None:
+    """Build ``collection`` from documents with progress, then say what was indexed."""
     from tools.index import build_index, split_passages
 
     total = len(split_passages(docs))
-    with _progress_bar() as progress:
-        task = progress.add_task(f"embedding into {collection!r}", total=total)
-        count = build_index(
-            docs, collection, milvus_uri, progress=lambda n: progress.advance(task, n)
-        )
+    done = [0]
+    with _progress(f"embedding into {collection!r}", every, "passages") as track:
+
+        def advance(n: int) -> None:
+            done[0] += n
+            track(done[0], total, "")
+
+        track(0, total, "")
+        count = build_index(docs, collection, milvus_uri, progress=advance)
     out.print(f"indexed {len(docs)} documents as {count} passages into collection {collection!r}")
 
 
@@ -394,6 +526,15 @@ def index_corpus(
         str | None, typer.Option(help="Index name; default the one `bench` uses.")
     ] = None,
     milvus_uri: Annotated[str, typer.Option(help="Milvus server URI; default Milvus Lite.")] = "",
+    progress_every: Annotated[
+        float,
+        typer.Option(
+            min=MIN_EVERY_S,
+            max=MAX_EVERY_S,
+            envvar="FACTDEBATE_PROGRESS_EVERY",
+            help=PROGRESS_HELP,
+        ),
+    ] = DEFAULT_EVERY_S,
 ) -> None:
     """Index a dataset's retrieval corpus (PubMed abstracts for Tool-MAD's medical setting)."""
     from factdebate.bench import CORPORA, collection_name, corpus_source, dataset_folder
@@ -407,7 +548,7 @@ def index_corpus(
         docs = CORPORA[source](folder) if folder is not None else CORPORA[source]()
     except DatasetError as exc:
         fail(str(exc))
-    _index_with_progress(docs, collection or collection_name(source), milvus_uri)
+    _index_with_progress(docs, collection or collection_name(source), milvus_uri, progress_every)
 
 
 @app.command(
@@ -425,9 +566,16 @@ def bench(
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
     concurrency: Annotated[int, typer.Option(help="Items in flight at once.")] = 1,
     model: Annotated[str | None, typer.Option(help="Model for every role.")] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="Any setting, KEY=VALUE.")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help=SET_HELP)] = None,
     server: Annotated[
         str | None, typer.Option(help="LangGraph server URL to run items on.")
+    ] = None,
+    checkpoint: Annotated[
+        str | None,
+        typer.Option(
+            help="Save every step of every item (sqlite:PATH or postgresql://...): an item "
+            "cut off mid-debate resumes there."
+        ),
     ] = None,
     compare: Annotated[
         bool, typer.Option("--compare", help="Compare the finished RUN_DIRs given as arguments.")
@@ -445,14 +593,29 @@ def bench(
             help="Also push the run to LangSmith as this experiment (needs LANGSMITH_API_KEY)."
         ),
     ] = None,
+    pages: Annotated[
+        bool | None,
+        typer.Option(
+            "--pages/--no-pages",
+            help="Write one debate page per item (RUN_DIR/pages/), linked from report.html. "
+            "Default: on for runs of at most 50 items.",
+            show_default=False,
+        ),
+    ] = None,
+    progress_every: Annotated[
+        float,
+        typer.Option(
+            min=MIN_EVERY_S,
+            max=MAX_EVERY_S,
+            envvar="FACTDEBATE_PROGRESS_EVERY",
+            help=PROGRESS_HELP,
+        ),
+    ] = DEFAULT_EVERY_S,
 ) -> None:
     """Run a method over a labelled claim or question dataset; write results and reports."""
-    from factdebate.bench import compare_runs, dataset_task, run_bench
-    from factdebate.datasets import DatasetError
-    from graphs.registry import UnknownMethodError, load_method
-    from tools.records import ModelConfigError
-
     if compare:
+        from factdebate.bench import compare_runs
+
         if not runs:
             fail("--compare needs one or more RUN_DIR arguments")
         try:
@@ -469,30 +632,28 @@ def bench(
     if out_dir is None:
         fail("--out RUN_DIR is required")
     assert out_dir is not None
+    from factdebate.datasets import DATASETS
+
+    try:
+        check_dataset(dataset, list(DATASETS))
+    except ValueError as exc:
+        fail(str(exc))
+    context = _fast_settings(method, "any", set_, {"model": model})  # before the heavy imports
+    from factdebate.bench import dataset_task, run_bench
+    from factdebate.datasets import DatasetError
+    from graphs.registry import UnknownMethodError
+    from tools.records import ModelConfigError
+
     try:
         if langsmith_experiment is not None:
             from factdebate.langsmith_export import require_api_key
 
             require_api_key()
-        _, context_cls = load_method(method)
-        context = parse_settings(set_ or [], context_cls)
-        if model:
-            context["model"] = model
         score = "EM" if dataset_task(dataset) == "answers" else "acc"
-        with _progress_bar(eta=False) as bar:
-            task = bar.add_task(f"{method} on {dataset}", total=None)
-            pace = Pace()
+        with _progress(f"{method} on {dataset}", progress_every) as track:
 
             def progress(done: int, total: int, accuracy: float, calls: int, tokens: int) -> None:
-                bar.update(
-                    task,
-                    completed=done,
-                    total=total,
-                    description=(
-                        f"{method} on {dataset} · {score} {accuracy:.1%} · "
-                        f"{calls} calls · {tokens} tok · {pace.update(done, total)}"
-                    ),
-                )
+                track(done, total, f"{score} {accuracy:.1%} · {calls} calls · {tokens} tok")
 
             run_bench(
                 method,
@@ -505,12 +666,16 @@ def bench(
                 context=context,
                 server_url=server,
                 progress=progress,
+                checkpoint=checkpoint,
+                pages=pages,
             )
     except (DatasetError, UnknownMethodError, ModelConfigError, ValueError) as exc:
         fail(str(exc))
     metrics = json.loads((out_dir / "metrics.json").read_text(encoding="utf-8"))
     for issue in metrics.get("run", {}).get("load_issues") or []:
         err.print(f"skipped malformed record: {issue}", markup=False, soft_wrap=True)
+    for note in metrics.get("run", {}).get("notes") or []:  # e.g. HoVer run claim-only
+        err.print(f"note: {note}", markup=False, soft_wrap=True)
     print_markdown((out_dir / "report.md").read_text(encoding="utf-8"))
     if (out_dir / "report.html").is_file():
         out.print(
@@ -621,9 +786,8 @@ def score_answer_command(
     except (InputError, ModelConfigError, ValueError) as exc:
         fail(f"{answer_file}: {exc}" if isinstance(exc, InputError) else str(exc))
     if not as_json:
-        out.print(
-            f"[dim]checking the answer with MAD-Fact (model {settings.get('model', 'local')})[/dim]"
-        )
+        shown_model = escape(redact(str(settings.get("model", "local"))))
+        out.print(f"[dim]checking the answer with MAD-Fact (model {shown_model})[/dim]")
     result = asyncio.run(ascore_answer(answer, question, refs, **settings))
     if html is not None:
         from factdebate.report_page import write_debate_page
@@ -635,7 +799,8 @@ def score_answer_command(
         sys.stdout.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
         return
     for claim in result.get("claims", []):
-        out.print(f"[bold]{claim.get('verdict') or 'NO VERDICT'}[/bold]  {claim.get('claim')}")
+        verdict = claim.get("verdict") or "NO VERDICT"
+        out.print(f"[bold]{escape(str(verdict))}[/bold]  {escape(str(claim.get('claim')))}")
         for turn in result.get("transcript", []):
             if turn.get("claim_id") == claim.get("claim_id") and turn.get("answer"):
                 reason = " ".join(str(turn["answer"]).split())[:200]
@@ -915,6 +1080,34 @@ def train_moderator_command(
     out.print(f"use it as the moderator: --set judge_model=hf-local:{out_dir}", markup=False)
 
 
+@app.command(
+    "settings",
+    epilog="Example: factdebate settings tool-mad (then verify ... --set max_llm_calls=50)",
+)
+def settings_command(
+    method: Annotated[str, typer.Argument(help="Method whose settings to list.")],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object, nothing else.")
+    ] = False,
+) -> None:
+    """Every setting of a method, by group: name, type, default, range and meaning."""
+    try:
+        cls = context_class(method)
+    except ValueError as exc:
+        fail(str(exc))
+    infos = describe(cls)
+    if as_json:
+        payload = {
+            "method": method,
+            "context": cls.__name__,
+            "groups": list(GROUPS),
+            "settings": [info.as_dict() for info in infos],
+        }
+        sys.stdout.write(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
+        return
+    print_markdown(render(method, infos))
+
+
 @app.command(epilog="Example: factdebate methods")
 def methods() -> None:
     """List the available methods."""
@@ -924,15 +1117,22 @@ def methods() -> None:
         out.print(f"[bold]{name}[/bold] ({spec.input_kind}): {spec.description}")
 
 
+from factdebate import review_cli  # noqa: E402  (it builds on the helpers above)
+
+review_cli.register(app)
+
+
 def main() -> None:
     """Console-script entry point; an index that cannot be opened is a one-line error."""
     from tools.secrets import install_secret_filters
-    from tools.vectorstore import IndexUnavailableError
 
     install_secret_filters()
     try:
         app()
-    except IndexUnavailableError as exc:
+    except Exception as exc:
+        store = sys.modules.get("tools.vectorstore")  # not imported: no index was opened
+        if store is None or not isinstance(exc, store.IndexUnavailableError):
+            raise
         err.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
 

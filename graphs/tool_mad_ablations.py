@@ -14,18 +14,7 @@ from langgraph.graph.state import CompiledStateGraph
 from graphs.registry import METHODS
 from graphs.tool_mad import make_builder
 from nodes.context import with_defaults
-from nodes.tool_mad.context import ToolMADContext
-
-ABLATIONS: dict[str, dict[str, Any]] = {
-    # method name -> the settings that differ from Tool-MAD's defaults
-    "tool-mad-rag-rag": {"tool_b": "rag"},
-    "tool-mad-search-search": {"tool_a": "search"},
-    "tool-mad-rag-vanilla": {"tool_b": "none"},
-    "tool-mad-search-vanilla": {"tool_a": "search", "tool_b": "none"},
-    "tool-mad-vanilla-vanilla": {"tool_a": "none", "tool_b": "none"},
-    "tool-mad-no-qf": {"query_formulation": False},
-    "tool-mad-no-stability": {"stability_score": False},
-}
+from nodes.tool_mad.context import ABLATIONS, ToolMADContext
 
 
 def _compile(method: str) -> CompiledStateGraph[Any, Any, Any, Any]:

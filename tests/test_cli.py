@@ -38,7 +38,7 @@ def cli(
         (["verify", "A claim", "--method", "nope"], "unknown method 'nope'"),
         (["verify", "A claim", "--model", "nonsense"], "unknown model 'nonsense'"),
         (["verify", "A claim", "--set", "tool_b=bogus"], "setting tool_b must be rag, search"),
-        (["verify", "A claim", "--set", "max_rounds=two"], "expects a int"),
+        (["verify", "A claim", "--set", "max_rounds=two"], "expects an integer"),
         (["verify", "A claim", "--collection", "never_built"], "no index named 'never_built'"),
         (["index", "/definitely/not/here"], "no such file or folder"),
     ],
@@ -65,6 +65,7 @@ def test_index_jsonl_and_folder(tmp_path: Path, data_home):
     result = runner.invoke(app, ["index", str(corpus), "--collection", "mine"])
     assert result.exit_code == 0, result.output
     assert "indexed 2 documents" in result.output
+    assert "embedding into 'mine': 2/2 passages (100%)" in result.output  # no terminal: lines
     from tools.search import OfflineSearch
     from tools.vectorstore import dense_search
 
@@ -234,7 +235,7 @@ def test_score_answer_json(tmp_path: Path, data_home, scripted, fake_tools):
 
 
 def test_bench_pace_counts_only_items_finished_in_this_process():
-    from factdebate.cli import Pace
+    from factdebate.progress import Pace
 
     now = [100.0]
     pace = Pace(clock=lambda: now[0])
