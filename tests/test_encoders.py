@@ -1,0 +1,212 @@
+"""Encoders and rerankers by name: tiny models built here, indexed and used end to end, offline."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.conftest import doc
+from tests.test_tool_mad import CLAIM, debate_rules
+from tools import embeddings
+from tools.embeddings import (
+    DEFAULT_ENCODER,
+    EncoderSpec,
+    known_prefixes,
+    load_encoder,
+    requested_encoder,
+)
+from tools.records import ModelConfigError
+
+DOCS = [
+    doc("eiffel", "The Eiffel Tower is an iron lattice tower in Paris, France.", "Eiffel Tower"),
+    doc("berlin", "Berlin is the capital of Germany.", "Berlin"),
+    doc("colosseum", "The Colosseum is an ancient arena in Rome, Italy.", "Colosseum"),
+    doc("moon", "The Moon orbits the Earth.", "Moon"),
+]
+WORDS = {w.strip(".,?").lower() for d in DOCS for w in f"{d['title']} {d['text']}".split()}
+WORDS |= {"where", "which", "city", "located", "has"}
+
+
+def _tiny_bert(folder: Path, num_labels: int | None) -> None:
+    """A randomly initialised one-layer BERT and a word-level tokenizer, saved to ``folder``."""
+    import torch
+    from transformers import (
+        BertConfig,
+        BertForSequenceClassification,
+        BertModel,
+        BertTokenizerFast,
+    )
+
+    torch.manual_seed(0)
+    folder.mkdir(parents=True)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *sorted(set(WORDS))]
+    (folder / "vocab.txt").write_text("\n".join(vocab), encoding="utf-8")
+    tokenizer = BertTokenizerFast(vocab_file=str(folder / "vocab.txt"))
+    shape: dict[str, Any] = {
+        "vocab_size": len(vocab),
+        "hidden_size": 16,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "intermediate_size": 32,
+        "max_position_embeddings": 128,
+    }
+    if num_labels is None:
+        BertModel(BertConfig(**shape)).save_pretrained(folder)
+    else:
+        model = BertForSequenceClassification(BertConfig(num_labels=num_labels, **shape))
+        model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+
+@pytest.fixture(scope="module")
+def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A sentence-transformers bi-encoder named like an E5 model, and a cross-encoder."""
+    pytest.importorskip("sentence_transformers", reason="sentence-transformers not installed")
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+
+    root = tmp_path_factory.mktemp("models")
+    _tiny_bert(root / "bert", None)
+    word = Transformer(str(root / "bert"))
+    encoder = SentenceTransformer(modules=[word, Pooling(word.get_embedding_dimension(), "mean")])
+    encoder.save(str(root / "tiny-e5-small"))
+    _tiny_bert(root / "tiny-reranker", 1)
+    return {"encoder": str(root / "tiny-e5-small"), "reranker": str(root / "tiny-reranker")}
+
+
+def test_known_prefixes_and_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert known_prefixes("intfloat/e5-small-v2") == ("query: ", "passage: ")
+    assert known_prefixes("intfloat/multilingual-e5-base") == ("query: ", "passage: ")
+    query, passage = known_prefixes("BAAI/bge-small-en-v1.5")
+    assert query.startswith("Represent this sentence") and passage == ""
+    assert known_prefixes("sentence-transformers/all-mpnet-base-v2") == ("", "")
+    monkeypatch.delenv(embeddings.ENCODER_ENV, raising=False)
+    assert requested_encoder("") == requested_encoder("minilm") == DEFAULT_ENCODER
+    monkeypatch.setenv(embeddings.ENCODER_ENV, "intfloat/e5-small-v2")
+    assert requested_encoder("") == "intfloat/e5-small-v2"
+    assert requested_encoder("all-MiniLM-L6-v2") == DEFAULT_ENCODER
+
+
+def test_device_setting_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.setenv(embeddings.DEVICE_ENV, "tpu")
+    with pytest.raises(ModelConfigError, match="FACTDEBATE_EMBED_DEVICE must be one of"):
+        embeddings.encoder_device()
+    monkeypatch.setenv(embeddings.DEVICE_ENV, "cpu")
+    assert embeddings.encoder_device() == "cpu"
+    monkeypatch.setenv(embeddings.DEVICE_ENV, "auto")
+    assert embeddings.encoder_device() == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def test_an_encoder_that_cannot_load_is_one_clear_error() -> None:
+    with pytest.raises(ModelConfigError, match="cannot load encoder 'no-such-org/no-such-model'"):
+        load_encoder("no-such-org/no-such-model")
+
+
+def test_named_encoder_applies_its_prefixes(tiny_models: dict[str, str]) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    loaded = load_encoder(tiny_models["encoder"])
+    assert loaded.spec == EncoderSpec(tiny_models["encoder"], "query: ", "passage: ", 16)
+    raw = SentenceTransformer(tiny_models["encoder"], device="cpu")
+    want = raw.encode(["query: eiffel tower"], normalize_embeddings=True)[0]
+    assert np.allclose(loaded.embeddings.embed_query("eiffel tower"), want, atol=1e-5)
+    plain = raw.encode(["eiffel tower"], normalize_embeddings=True)[0]
+    assert not np.allclose(want, plain, atol=1e-3)  # the prefix changes the vector
+    want_doc = raw.encode(["passage: berlin"], normalize_embeddings=True)[0]
+    assert np.allclose(loaded.embeddings.embed_documents(["berlin"])[0], want_doc, atol=1e-5)
+
+
+def test_index_records_the_encoder_and_refuses_another(
+    tiny_models: dict[str, str], data_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tools.index import build_index
+    from tools.manifest import IndexMismatchError, live_manifest
+    from tools.retrieval import run_tool
+
+    monkeypatch.setenv(embeddings.ENCODER_ENV, tiny_models["encoder"])
+    build_index(DOCS, "tiny")
+    manifest = live_manifest("tiny")
+    assert (manifest.embedding_model, manifest.embedding_dim) == (tiny_models["encoder"], 16)
+    assert (manifest.query_prefix, manifest.passage_prefix) == ("query: ", "passage: ")
+    monkeypatch.delenv(embeddings.ENCODER_ENV)  # queries follow the manifest, not the env
+    hits = run_tool("rag", "Where is the Eiffel Tower?", k=4, collection="tiny")
+    assert sorted(h["id"] for h in hits) == sorted(d["id"] for d in DOCS)
+    same = run_tool("rag", "eiffel", k=2, collection="tiny", embed_model=tiny_models["encoder"])
+    assert len(same) == 2
+    with pytest.raises(IndexMismatchError, match="does not match the index") as refused:
+        run_tool("rag", "eiffel", k=2, collection="tiny", embed_model="minilm")
+    assert "\n" not in str(refused.value) and tiny_models["encoder"] in str(refused.value)
+
+
+def test_reranker_orders_candidates_by_its_scores(tiny_models: dict[str, str]) -> None:
+    from sentence_transformers import CrossEncoder
+
+    from tools.rerank import rerank
+
+    query = "Which city has the Eiffel Tower?"
+    ranked = rerank(tiny_models["reranker"], query, list(DOCS), 3)
+    scores = CrossEncoder(tiny_models["reranker"], device="cpu").predict(
+        [(query, f"{d['title']}\n{d['text']}") for d in DOCS]
+    )
+    want = [DOCS[i]["id"] for i in np.argsort(-scores, kind="stable")[:3]]
+    assert [d["id"] for d in ranked] == want
+    assert [d["score"] for d in ranked] == pytest.approx(sorted(scores, reverse=True)[:3])
+    assert rerank(tiny_models["reranker"], query, [], 3) == []
+
+
+def test_verify_a_claim_with_named_encoder_and_reranker(
+    tiny_models: dict[str, str],
+    data_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    scripted: Any,
+) -> None:
+    """Index with the tiny encoder, then a Tool-MAD debate whose rag tool reranks."""
+    from factdebate.api import averify
+    from nodes.context import Context
+    from nodes.retrieval import retrieve_or_record
+    from tools.index import build_index
+    from tools.manifest import IndexUnavailableError
+
+    monkeypatch.setenv(embeddings.ENCODER_ENV, tiny_models["encoder"])
+    build_index(DOCS, "tiny")
+    monkeypatch.delenv(embeddings.ENCODER_ENV)
+    from tools import retrieval
+
+    reranked: list[str] = []
+
+    def spy(rerank_model: str, query: str, docs: list[Any], k: int) -> list[Any]:
+        reranked.append(rerank_model)
+        return real(rerank_model, query, docs, k)
+
+    real = retrieval.rerank
+    monkeypatch.setattr(retrieval, "rerank", spy)
+    name, model = scripted(debate_rules())
+    out = asyncio.run(
+        averify(
+            CLAIM,
+            "tool-mad",
+            model=name,
+            collection="tiny",
+            tool_a="rag",
+            tool_b="rag",
+            top_k=2,
+            max_rounds=1,
+            stability_score=False,
+            embed_model=tiny_models["encoder"],
+            rerank_model=tiny_models["reranker"],
+        )
+    )
+    assert out["verdict"] == "SUPPORTS" and out["errors"] == []
+    shown = [e for t in out["transcript"] for e in t["evidence"]]
+    assert shown and {e["id"] for e in shown} <= {d["id"] for d in DOCS}
+    assert any(d["text"] in p for d in DOCS for p in model.prompts)  # evidence reached the model
+    assert reranked and set(reranked) == {tiny_models["reranker"]}
+    ctx = Context(collection="tiny", rerank_model=str(data_home / "missing-reranker"))
+    with pytest.raises(IndexUnavailableError, match="cannot load rerank_model"):
+        asyncio.run(retrieve_or_record(ctx, "rag", "eiffel", agent="a", round_no=1))
