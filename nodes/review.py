@@ -1,0 +1,212 @@
+"""Human review: a method pauses before its verdict is final; a person approves or overrules it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from langgraph.graph import END
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from nodes.common import Node
+from prompts.labels import LABELS_3, LABELS_4
+from tools.records import Evidence
+from tools.secrets import redact_deep
+
+REVIEW_NODE = "human_review"
+"""Node name of the review step every graph ends with (``review`` is MADAM self-reflect's)."""
+MAX_NOTE_CHARS = 2000
+MAX_ANSWER_CHARS = 1000
+MAX_SHOWN_EVIDENCE = 20
+ANSWER_LABELS: tuple[str, ...] = ("FACTUAL", "NOT FACTUAL")
+"""MAD-Fact's answer-level verdicts."""
+TRUTH_LABELS: tuple[str, ...] = ("TRUE", "FALSE")
+
+Choices = Callable[[Any], tuple[str, ...] | None]
+"""The verdicts a reviewer may choose under the run's settings; None = free answers."""
+
+
+class ReviewError(ValueError):
+    """A review decision that cannot be applied (one line, nothing changed)."""
+
+
+def _setting(context: Any, name: str, default: Any) -> Any:
+    """A setting from the run's context, whether a settings object or a plain dict (server)."""
+    if isinstance(context, Mapping):
+        return context.get(name, default)
+    return getattr(context, name, default)
+
+
+def fever_labels(context: Any) -> tuple[str, ...]:
+    """FEVER's three labels (Tool-MAD and its baselines)."""
+    return LABELS_3
+
+
+def averitec_labels(context: Any) -> tuple[str, ...]:
+    """AVeriTeC's four labels, or three where the settings ask for them (DebateCV family)."""
+    return LABELS_3 if _setting(context, "labels", 4) == 3 else LABELS_4
+
+
+def truth_labels(context: Any) -> tuple[str, ...]:
+    """A single claim's rating (the single-verifier baseline)."""
+    return TRUTH_LABELS
+
+
+def answer_labels(context: Any) -> tuple[str, ...]:
+    """MAD-Fact's answer-level verdicts."""
+    return ANSWER_LABELS
+
+
+def free_answers(context: Any) -> None:
+    """MADAM-RAG: the reviewer writes the answers (``;`` between several)."""
+    return None
+
+
+def review_wanted(context: Any) -> bool:
+    """Whether the run's settings ask for a human review before the verdict is final."""
+    return bool(_setting(context, "review", False))
+
+
+def check_decision(decision: Any, choices: tuple[str, ...] | None) -> dict[str, Any]:
+    """A reviewer's decision, checked: ``{"approve", "verdict", "note", "at"}``.
+
+    ``decision`` is ``{"approve": True}`` or ``{"verdict": V}``, each with an optional
+    ``note`` and ``at`` (an ISO time; now when missing).
+
+    Raises:
+        ReviewError: neither or both of approve/verdict, a verdict outside ``choices``, an
+            empty or oversized answer or note.
+    """
+    if not isinstance(decision, Mapping):
+        raise ReviewError(f"a review decision is a mapping, got {type(decision).__name__}")
+    approve = decision.get("approve") is True
+    verdict = decision.get("verdict")
+    if approve == (verdict not in (None, "")):
+        raise ReviewError("a review either approves or gives a verdict (exactly one of them)")
+    note = decision.get("note") or ""
+    if not isinstance(note, str) or len(note) > MAX_NOTE_CHARS:
+        raise ReviewError(f"a review note is text of at most {MAX_NOTE_CHARS} characters")
+    if verdict is not None and not approve:
+        verdict = _checked_verdict(verdict, choices)
+    at = decision.get("at") or datetime.now(UTC).isoformat(timespec="seconds")
+    return {"approve": approve, "verdict": None if approve else verdict, "note": note, "at": at}
+
+
+def _checked_verdict(verdict: Any, choices: tuple[str, ...] | None) -> str:
+    """A label from ``choices`` (any case, spaces or underscores), or a free answer list."""
+    if not isinstance(verdict, str) or not verdict.strip():
+        raise ReviewError("a review verdict is non-empty text")
+    if choices is None:
+        answers = [a.strip() for a in verdict.split(";") if a.strip()]
+        text = "; ".join(answers)
+        if not answers or len(text) > MAX_ANSWER_CHARS or not text.isprintable():
+            raise ReviewError(
+                f"answers are printable text of at most {MAX_ANSWER_CHARS} characters, "
+                "several separated by ';'"
+            )
+        return text
+    wanted = " ".join(verdict.replace("_", " ").split()).upper()
+    if wanted not in choices:
+        raise ReviewError(f"unknown verdict {verdict!r}: choose one of {', '.join(choices)}")
+    return wanted
+
+
+def make_review_node(choices: Choices) -> Node:
+    """The last step of a graph: passes through, or (``review`` on) waits for a reviewer."""
+
+    async def human_review(state: dict[str, Any], *, runtime: Runtime[Any]) -> dict[str, Any]:
+        """Pause with the proposed verdict; apply the reviewer's approval or overruling."""
+        context = runtime.context
+        if not review_wanted(context):
+            return {}
+        allowed = choices(context)
+        proposed = state.get("verdict")
+        decision = check_decision(
+            interrupt(
+                {
+                    "kind": "review",
+                    "proposed": proposed,
+                    "justification": state.get("justification") or "",
+                    "stop_reason": state.get("stop_reason"),
+                    "rounds": state.get("rounds"),
+                    "choices": list(allowed) if allowed is not None else None,
+                }
+            ),
+            allowed,
+        )
+        record = {
+            "status": "approved" if decision["approve"] else "overruled",
+            "proposed": proposed,
+            "note": decision["note"],
+            "at": decision["at"],
+        }
+        if decision["approve"]:
+            return {"review": record}
+        update: dict[str, Any] = {"verdict": decision["verdict"], "review": record}
+        if allowed is None:  # MADAM-RAG keeps its answer list beside the joined verdict
+            update["answers"] = decision["verdict"].split("; ")
+        return update
+
+    return human_review
+
+
+def is_review(value: Any) -> bool:
+    """Whether an interrupt's value is this module's review request."""
+    return isinstance(value, dict) and value.get("kind") == "review"
+
+
+def pending_review(snapshot: Any) -> dict[str, Any] | None:
+    """The review request a stored thread waits on, or None when it waits on none."""
+    for task in getattr(snapshot, "tasks", ()) or ():
+        if task.name != REVIEW_NODE:
+            continue
+        for item in task.interrupts or ():
+            value = getattr(item, "value", None)
+            if isinstance(value, dict) and is_review(value):
+                return dict(value)
+    return None
+
+
+def evidence_of(state: dict[str, Any]) -> list[Evidence]:
+    """The documents a run read, once each, in the order they first appeared."""
+    seen: dict[str, Evidence] = {}
+    pools = [state.get("documents") or [], state.get("evidence") or []]
+    pools += [turn.get("evidence") or [] for turn in state.get("transcript") or []]
+    for pool in pools:
+        for doc in pool:
+            if isinstance(doc, dict):
+                key = str(doc.get("id") or doc.get("title") or len(seen))
+                seen.setdefault(key, doc)  # type: ignore[arg-type]
+    return list(seen.values())[:MAX_SHOWN_EVIDENCE]
+
+
+def proposal(request: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+    """What a reviewer is shown: the proposed verdict, its reasoning, evidence and debate."""
+    return dict(
+        redact_deep(
+            {
+                "verdict": request.get("proposed"),
+                "justification": request.get("justification") or "",
+                "decided_by": state.get("decided_by"),
+                "stop_reason": request.get("stop_reason"),
+                "rounds": request.get("rounds"),
+                "choices": request.get("choices"),
+                "evidence": evidence_of(state),
+                "transcript": state.get("transcript") or [],
+            }
+        )
+    )
+
+
+def awaiting(thread: str, request: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+    """The API's answer for a run paused at review."""
+    return {"status": "awaiting_review", "thread": thread, "proposed": proposal(request, state)}
+
+
+def add_review(builder: Any, choices: Choices) -> str:
+    """Add the review step before END; returns its name, the target of every finished run."""
+    builder.add_node(REVIEW_NODE, make_review_node(choices))
+    builder.add_edge(REVIEW_NODE, END)
+    return REVIEW_NODE
