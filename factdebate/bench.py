@@ -10,36 +10,44 @@ run to a LangGraph server instead. Claim datasets are scored as labels; question
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from factdebate.api import check_concurrency, input_keys
-from factdebate.bench_page import write_bench_page
+from factdebate.api import check_concurrency, check_models, input_keys
+from factdebate.bench_invokers import (
+    ServerError,
+    durable_invoker,
+    local_invoker,
+    server_invoker,
+)
+from factdebate.bench_page import pages_wanted, write_bench_page, write_item_page
 from factdebate.bench_report import ANSWERS, FAILED, LABEL_TASK, compare_runs, write_summary
+from factdebate.checkpoints import check_checkpoint
 from factdebate.datasets import (
-    CONFLICTING,
     DATASETS,
-    LABELS,
     QUESTION_SETS,
     REFUTES,
     SUBFOLDERS,
     SUPPORTS,
-    THREE_WAY,
     AtomicClaimItem,
     ClaimItem,
     DatasetError,
     QAItem,
+    datasets_root,
+    label_set,
     load_fever_mini_corpus,
     load_pubmedqa_corpus,
     load_scifact_corpus,
     sample,
 )
 from tools.answers import answer_scores
-from tools.files import write_atomic
+from tools.files import check_target, write_atomic
 from tools.llm import redact
 from tools.records import Evidence
 from tools.secrets import redact_deep
@@ -130,12 +138,15 @@ def load_items(
     limit: int | None,
     seed: int,
     issues: list[str] | None = None,
+    notes: list[str] | None = None,
 ) -> tuple[list[BenchItem], tuple[str, ...]]:
     """Load a dataset's items (a seeded sample of ``limit``) and its label set (empty: answers).
 
     True/false datasets (factcheck-bench, factool-qa) map true -> SUPPORTS, false -> REFUTES.
     ``data_dir`` is the shared datasets root (the dataset's own sub-folder is appended).
     Malformed records are skipped; each is described as ``file:line: problem`` in ``issues``.
+    The loader's remarks (e.g. HoVer run claim-only) go to ``notes``. The label set is the
+    dataset's (``datasets.label_set``: AVeriTeC's four labels whatever the sample holds).
     """
     if dataset not in DATASETS:
         raise DatasetError(f"unknown dataset {dataset!r}; choose one of: {', '.join(DATASETS)}")
@@ -143,6 +154,8 @@ def load_items(
     loaded = DATASETS[dataset](folder) if folder is not None else DATASETS[dataset]()
     if issues is not None:
         issues.extend(str(issue) for issue in loaded.issues)
+    if notes is not None:
+        notes.extend(f"{dataset}: {note}" for note in loaded.notes)
     items: list[BenchItem] = []
     for raw in sample(loaded.items, limit, seed):
         if isinstance(raw, ClaimItem):
@@ -160,7 +173,9 @@ def load_items(
         raise DatasetError(f"{dataset}: no items to run")
     if dataset_task(dataset) == ANSWERS:
         return items, ()
-    labels = LABELS if any(i.gold == CONFLICTING for i in items) else THREE_WAY
+    labels = label_set(dataset)
+    if outside := sorted({str(i.gold) for i in items} - set(labels)):
+        raise DatasetError(f"{dataset}: gold label(s) {outside} outside its labels {list(labels)}")
     return items, labels
 
 
@@ -185,7 +200,9 @@ def read_results(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     rows, dropped = [], False
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").split("\n"):  # U+2028 stays inside a row
+        if not line.strip():
+            continue
         try:
             row = json.loads(line)
         except json.JSONDecodeError:
@@ -233,7 +250,15 @@ def prepare_collection(
     uri = str(context.get("milvus_uri", ""))
     if not index_ready(name, uri):
         folder = dataset_folder(dataset, data_dir)
-        build_index(loader(folder) if folder is not None else loader(), name, uri)
+        try:
+            docs = loader(folder) if folder is not None else loader()
+        except DatasetError as exc:
+            raise DatasetError(
+                f"{exc}: the {name!r} index this run retrieves from is not built and its corpus "
+                f"cannot be read; build it with `factdebate index-corpus {dataset} --data-dir "
+                "DATASETS_ROOT` (or give --set collection=NAME)"
+            ) from exc
+        build_index(docs, name, uri)
     return {**context, "collection": name}
 
 
@@ -256,10 +281,16 @@ def _prediction(out: dict[str, Any], task: str) -> Any:
     return out.get("verdict")
 
 
+def _text(item: BenchItem) -> dict[str, Any]:
+    """The claim or question of an item, for its result row (auditable without the dataset)."""
+    return {k: item.inputs[k] for k in TEXT_KEYS if k in item.inputs}
+
+
 def _row(item: BenchItem, out: dict[str, Any], latency: float, task: str) -> dict[str, Any]:
     out = redact_deep(out)  # a reply echoing a key must not reach results.jsonl
     return {
         "id": item.id,
+        **_text(item),
         "gold": item.gold,
         **item.extra,
         "prediction": _prediction(out, task),
@@ -268,6 +299,7 @@ def _row(item: BenchItem, out: dict[str, Any], latency: float, task: str) -> dic
         "cost": out.get("cost") or {},
         "latency_s": round(latency, 4),
         "errors": out.get("errors") or [],
+        **({"review": out["review"]} if out.get("review") else {}),
     }
 
 
@@ -275,6 +307,7 @@ def _failed_row(item: BenchItem, exc: BaseException, latency: float) -> dict[str
     message = redact(f"{type(exc).__name__}: {exc}")[:2000]
     return {
         "id": item.id,
+        **_text(item),
         "gold": item.gold,
         **item.extra,
         "prediction": None,
@@ -298,12 +331,55 @@ def _graph_input(item: BenchItem, accepted: set[str]) -> dict[str, Any]:
     return {k: v for k, v in item.inputs.items() if k in TEXT_KEYS or k in accepted}
 
 
+def check_out_dir(out_dir: Path) -> None:
+    """Refuse a run folder that is a file or a device, or that cannot be created (one line).
+
+    Nothing is created here: a run refused later (a bad model, say) leaves no folder behind.
+
+    Raises:
+        ValueError: ``out_dir`` (or a folder above it) is not a folder, or is not writable.
+    """
+    path = Path(out_dir)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"--out {out_dir}: is not a folder (a file or a device); give a folder")
+    existing = next((p for p in (path, *path.parents) if p.exists()), Path("."))
+    if not existing.is_dir():
+        raise ValueError(f"--out {out_dir}: cannot create it, {existing} is not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {out_dir}: cannot create or write it ({existing} is read-only)")
+    for name in (RESULTS, RUN_FILE):  # appended to or replaced: never through a device or link
+        check_target(path / name, "--out")
+
+
+def make_out_dir(out_dir: Path) -> None:
+    """Create the run folder; an OS refusal is a one-line ValueError."""
+    try:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"--out {out_dir}: cannot create it ({exc.strerror or exc})") from exc
+
+
+def data_identity(dataset: str, data_dir: Path | None, items: list[BenchItem]) -> dict[str, str]:
+    """What identifies a run's data for resuming: the dataset's folder and a hash of its items.
+
+    Another copy of the dataset (another folder, or other labels, claims or evidence in the
+    sampled items) is another run.
+    """
+    folder = dataset_folder(dataset, data_dir) or datasets_root() / SUBFOLDERS.get(dataset, dataset)
+    digest = hashlib.sha256()
+    for item in items:
+        record = [item.id, item.gold, item.inputs, item.extra]
+        digest.update(json.dumps(record, sort_keys=True, default=str).encode("utf-8") + b"\n")
+    return {"folder": str(Path(folder).resolve()), "items_sha256": digest.hexdigest()}
+
+
 def _check_same_run(out_dir: Path, run: dict[str, Any]) -> None:
     path = out_dir / RUN_FILE
     if path.is_file():
         before = json.loads(path.read_text(encoding="utf-8"))
-        keys = ("method", "dataset", "limit", "seed", "context", "server_url")
-        changed = [k for k in keys if before.get(k) != run.get(k)]
+        keys = ("method", "dataset", "limit", "seed", "context", "server_url", "data")
+        # A run written before "data" was recorded is resumed as it was (nothing to compare).
+        changed = [k for k in keys if (k in before or k != "data") and before.get(k) != run.get(k)]
         if changed:
             raise ValueError(
                 f"{out_dir} holds a run with different {', '.join(changed)}; "
@@ -324,33 +400,48 @@ async def arun_bench(
     context: dict[str, Any] | None = None,
     server_url: str | None = None,
     progress: Progress | None = None,
+    pages: bool | None = None,
+    checkpoint: str | None = None,
 ) -> dict[str, Any]:
     """Async ``run_bench`` (see there)."""
     from graphs.registry import load_method
 
     check_concurrency(concurrency)
     check_method_fits(method, dataset)
+    if checkpoint is not None:
+        if server_url is not None:
+            raise ValueError("--checkpoint is for local runs: a server keeps its own threads")
+        check_checkpoint(checkpoint)
+    out_dir = Path(out_dir)
+    check_out_dir(out_dir)
     graph, context_cls = load_method(method)
     task = dataset_task(dataset)
     issues: list[str] = []
-    items, labels = load_items(dataset, data_dir, limit, seed, issues)
+    notes: list[str] = []
+    items, labels = load_items(dataset, data_dir, limit, seed, issues, notes)
     settings = dict(context or {})
-    context_cls.from_settings(settings)  # validate names and values before anything runs
-    if server_url is None:
+    if server_url is not None:  # the server checks the settings (before any item runs)
+        server_invoke = await server_invoker(server_url, method, settings)
+    else:  # names and values, before anything runs
+        checked = context_cls.from_settings(settings)
+        # an unknown or malformed model fails here, before any item runs
+        await asyncio.to_thread(check_models, checked)
         settings = await asyncio.to_thread(
             prepare_collection, method, dataset, data_dir, settings, context_cls
         )
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    run: dict[str, Any] = {
-        "method": method,
-        "dataset": dataset,
-        "limit": limit,
-        "seed": seed,
-        "context": settings,
-        "server_url": server_url,
-        "concurrency": concurrency,
-    }
+    make_out_dir(out_dir)
+    run: dict[str, Any] = redact_deep(  # a key inside a model URL is never written or shown
+        {
+            "method": method,
+            "dataset": dataset,
+            "limit": limit,
+            "seed": seed,
+            "context": settings,
+            "server_url": server_url,
+            "concurrency": concurrency,
+            "data": data_identity(dataset, data_dir, items),
+        }
+    )
     _check_same_run(out_dir, run)
 
     wanted = {i.id for i in items}
@@ -358,8 +449,25 @@ async def arun_bench(
     done_ids = {str(r["id"]) for r in rows}
     todo = [i for i in items if i.id not in done_ids]
     accepted = input_keys(graph)
-    invoke = _server_invoker(server_url, method) if server_url else _local_invoker(graph)
+    if server_url is not None:
+        invoke = server_invoke
+    elif checkpoint is not None:  # each item its own thread: an interrupted debate resumes
+        invoke = durable_invoker(graph, checkpoint, str(out_dir.resolve()))
+    else:
+        invoke = local_invoker(graph)
+    if settings.get("review"):  # every item stops before its verdict: `factdebate review OUT`
+        from factdebate.review_queue import queue_checkpoint, review_invoker
+
+        if server_url is not None:
+            raise ValueError("--review runs items here: drop --server (or review on the server)")
+        store = checkpoint or queue_checkpoint(out_dir)
+        invoke = review_invoker(graph, store, str(out_dir.resolve()))
+    halted: list[ServerError] = []  # the server went away: stop, resume with the same command
     ctx_obj = None if server_url else context_cls.from_settings(settings)
+    pages = pages_wanted(pages, len(items))
+    shown = (  # the settings a page shows: every field of the run's context
+        settings if ctx_obj is None else {f.name: getattr(ctx_obj, f.name) for f in fields(ctx_obj)}
+    )
 
     stats: dict[str, float] = {
         "correct": sum(_correct(r, task) for r in rows),
@@ -385,12 +493,22 @@ async def arun_bench(
         async def one(item: BenchItem) -> None:
             payload = _graph_input(item, accepted)
             async with semaphore:
+                if halted:
+                    return
                 t0 = time.perf_counter()
                 try:
-                    out = await invoke(payload, ctx_obj if ctx_obj is not None else settings)
+                    out = await invoke(
+                        payload, ctx_obj if ctx_obj is not None else settings, item.id
+                    )
                     row = _row(item, out, time.perf_counter() - t0, task)
+                except ServerError as exc:  # no row: the item runs when the bench resumes
+                    halted.append(exc)
+                    return
                 except Exception as exc:  # one failing item must not stop the run
                     row = _failed_row(item, exc, time.perf_counter() - t0)
+                    out = row
+            if pages:
+                await asyncio.to_thread(write_item_page, out_dir, row, out, method, shown)
             sink.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
             sink.flush()
             rows.append(row)
@@ -400,8 +518,14 @@ async def arun_bench(
             report()
 
         await asyncio.gather(*(one(item) for item in todo))
+    if halted:
+        raise ServerError(
+            f"{halted[0]}; {len(rows)} of {len(items)} items done "
+            "(run the same command again to resume)"
+        )
     run["wall_s"] = round(time.perf_counter() - started, 3)
     run["load_issues"] = issues
+    run["notes"] = notes
     run["resumed_items"] = len(done_ids)
     run["task"] = task
     order = {i.id: n for n, i in enumerate(items)}
@@ -416,33 +540,6 @@ def _tokens(row: dict[str, Any]) -> int:
     return int(total.get("input_tokens", 0)) + int(total.get("output_tokens", 0))
 
 
-Invoker = Callable[[dict[str, Any], Any], Any]
-
-
-def _local_invoker(graph: Any) -> Invoker:
-    async def invoke(payload: dict[str, Any], context: Any) -> dict[str, Any]:
-        out: dict[str, Any] = await graph.ainvoke(payload, context=context)
-        return out
-
-    return invoke
-
-
-def _server_invoker(url: str, assistant_id: str) -> Invoker:
-    from langgraph_sdk import get_client
-
-    client = get_client(url=url)
-
-    async def invoke(payload: dict[str, Any], context: Any) -> dict[str, Any]:
-        out = await client.runs.wait(None, assistant_id, input=payload, context=context)
-        if not isinstance(out, dict):
-            raise RuntimeError(f"unexpected server answer: {str(out)[:200]}")
-        if "__error__" in out:
-            raise RuntimeError(f"server run failed: {out['__error__']}")
-        return out
-
-    return invoke
-
-
 def run_bench(
     method: str,
     dataset: str,
@@ -455,6 +552,8 @@ def run_bench(
     context: dict[str, Any],
     server_url: str | None = None,
     progress: Progress | None = None,
+    pages: bool | None = None,
+    checkpoint: str | None = None,
 ) -> dict[str, Any]:
     """Run ``method`` over ``dataset`` and write results.jsonl, metrics.json, report.md.
 
@@ -469,14 +568,21 @@ def run_bench(
         seed: Sampling seed.
         concurrency: Items in flight at once.
         context: Settings for the method's context class (e.g. ``{"tool_b": "rag"}``).
-        server_url: Send each item as a run to this LangGraph server (assistant = method).
+        server_url: Send each item as a run to this LangGraph server (an assistant of
+            ``method`` with these settings, which the server checks before any item runs).
         progress: Called as ``(done, total, running accuracy, llm calls, tokens)``.
+        pages: Write one debate page per item under ``pages/``, linked from report.html;
+            None = only for runs of at most ``bench_page.AUTO_PAGES`` items.
+        checkpoint: ``sqlite:PATH`` or ``postgresql://...``: every finished step of every
+            item is saved (one thread per item), so an item cut off mid-debate resumes there.
 
     Returns:
         The metrics dict also written to ``metrics.json``.
 
     Raises:
         DatasetError: unknown or unusable dataset, or a method taking another kind of input.
+        ServerError: the server cannot be reached or refuses the run (a ValueError; the
+            finished items stay in results.jsonl and the same call resumes).
 
     """
     return asyncio.run(
@@ -491,5 +597,7 @@ def run_bench(
             context=context,
             server_url=server_url,
             progress=progress,
+            pages=pages,
+            checkpoint=checkpoint,
         )
     )

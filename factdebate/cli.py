@@ -80,6 +80,7 @@ SET_HELP = (
     f"{', '.join(budget_names())}. Every setting, its default and range: "
     "`factdebate settings METHOD`."
 )
+MAD_FACT_SET_HELP = "A MAD-Fact setting, KEY=VALUE (repeat it); all: factdebate settings mad-fact."
 PROGRESS_HELP = "Seconds between progress lines when stderr is not a terminal (a log file, CI)."
 
 
@@ -611,6 +612,14 @@ def bench(
             help=PROGRESS_HELP,
         ),
     ] = DEFAULT_EVERY_S,
+    review: Annotated[
+        bool,
+        typer.Option(
+            "--review",
+            help="Stop every item before its verdict is final; decide them with "
+            "`factdebate review RUN_DIR`.",
+        ),
+    ] = False,
 ) -> None:
     """Run a method over a labelled claim or question dataset; write results and reports."""
     if compare:
@@ -639,6 +648,8 @@ def bench(
     except ValueError as exc:
         fail(str(exc))
     context = _fast_settings(method, "any", set_, {"model": model})  # before the heavy imports
+    if review:
+        context["review"] = True
     from factdebate.bench import dataset_task, run_bench
     from factdebate.datasets import DatasetError
     from graphs.registry import UnknownMethodError
@@ -677,6 +688,8 @@ def bench(
     for note in metrics.get("run", {}).get("notes") or []:  # e.g. HoVer run claim-only
         err.print(f"note: {note}", markup=False, soft_wrap=True)
     print_markdown((out_dir / "report.md").read_text(encoding="utf-8"))
+    if context.get("review"):
+        out.print(f"decide the review queue with: factdebate review {out_dir}", markup=False)
     if (out_dir / "report.html").is_file():
         out.print(
             f"report page: {(out_dir / 'report.html').resolve()}", markup=False, soft_wrap=True
@@ -854,8 +867,8 @@ def gen_answers(
         for issue in loaded.issues:
             err.print(f"skipped malformed record: {issue}", markup=False, soft_wrap=True)
         prompts = sample(loaded.items, limit, seed)
-        with _progress_bar() as bar:
-            task = bar.add_task(f"{model} answering {dataset}", total=len(prompts))
+        with _progress(f"{model} answering {dataset}", DEFAULT_EVERY_S, "prompts") as track:
+            track(0, len(prompts), "")
             summary = asyncio.run(
                 agen_answers(
                     prompts,
@@ -865,7 +878,7 @@ def gen_answers(
                     concurrency=concurrency,
                     max_output_tokens=max_output_tokens,
                     timeout=timeout,
-                    progress=lambda done, total: bar.update(task, completed=done, total=total),
+                    progress=lambda done, total: track(done, total, ""),
                 )
             )
     except (DatasetError, ModelConfigError, ValueError) as exc:
@@ -889,7 +902,7 @@ def score_answers(
     model: Annotated[str | None, typer.Option(help="Model for every MAD-Fact role.")] = None,
     rule: Annotated[int | None, typer.Option(help="Debate rule 1, 2 or 3.")] = None,
     concurrency: Annotated[int, typer.Option(help="Answers in flight at once.")] = 1,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="Any setting, KEY=VALUE.")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help=MAD_FACT_SET_HELP)] = None,
 ) -> None:
     """Score folders of long answers with MAD-Fact and compare their models (resumable)."""
     from factdebate.long_form import ascore_answers, render_factuality
@@ -898,17 +911,16 @@ def score_answers(
 
     summaries = []
     try:
-        settings = parse_settings(set_ or [], MADFactContext)
+        settings = parse_settings(set_ or [], MADFactContext, "mad-fact")
         if model:
             settings["model"] = model
         if rule is not None:
             settings["debate_rule"] = rule
         for folder in answer_dirs:
-            with _progress_bar() as bar:
-                task = bar.add_task(f"scoring {folder}", total=None)
+            with _progress(f"scoring {folder}", DEFAULT_EVERY_S, "answers") as track:
 
-                def progress(done: int, total: int, bar: Any = bar, task: Any = task) -> None:
-                    bar.update(task, completed=done, total=total)
+                def progress(done: int, total: int, track: Tracker = track) -> None:
+                    track(done, total, "")
 
                 summaries.append(
                     asyncio.run(

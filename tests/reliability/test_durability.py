@@ -146,4 +146,4 @@ async def test_api_thread_round_trip_and_guards(scripted, tmp_path: Path) -> Non
     with pytest.raises(ValueError, match="together"):
         await averify(CLAIM, "mad", model=name, thread="a")
     with pytest.raises(ValueError, match="sqlite:PATH"):
-        open_checkpointer("postgres://x")
+        open_checkpointer("mysql://x")

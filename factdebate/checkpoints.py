@@ -1,0 +1,171 @@
+"""Checkpointers by name: ``sqlite:PATH`` (one machine) or ``postgresql://...`` (shared)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+POSTGRES_PREFIXES = ("postgresql://", "postgres://")
+EXPECTED = "expected sqlite:PATH or postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
+MAX_SPEC_CHARS = 2000
+CONNECT_TIMEOUT_S = 10  # when the URL names none: a host that does not answer fails in time
+SETUP_LOCK = 0x46444350  # advisory lock key: one process at a time creates the tables
+SETUP_WAIT_S = 120.0
+
+
+class CheckpointError(ValueError):
+    """A checkpoint database that cannot be used: bad spec, refused login, gone mid-run."""
+
+
+def is_postgres(spec: str) -> bool:
+    """Whether ``spec`` names a PostgreSQL database (``postgresql://`` or ``postgres://``)."""
+    return spec.startswith(POSTGRES_PREFIXES)
+
+
+def shown(spec: str) -> str:
+    """``spec`` with any password in it replaced by ``***`` (for messages and logs)."""
+    return re.sub(r"(://[^/@:]*:)[^@/]*@", r"\1***@", spec)
+
+
+def checkpoint_path(spec: str) -> Path:
+    """The SQLite file named by ``sqlite:PATH``: new, empty, or an existing SQLite database.
+
+    Raises:
+        ValueError: another scheme, a folder, or a file that is not a SQLite database.
+    """
+    scheme, sep, path = spec.partition(":")
+    if scheme != "sqlite" or not sep or not path.strip():
+        raise ValueError(f"bad checkpoint {shown(spec)!r}: {EXPECTED}")
+    target = Path(path).expanduser()
+    if target.is_dir():
+        raise ValueError(f"bad checkpoint {spec!r}: {target} is a folder, not a SQLite file")
+    if target.exists():
+        try:
+            with target.open("rb") as fh:
+                head = fh.read(len(SQLITE_HEADER))
+        except OSError as exc:
+            raise ValueError(f"bad checkpoint {spec!r}: {exc.strerror or exc}") from exc
+        if head and head != SQLITE_HEADER:
+            raise ValueError(f"bad checkpoint {spec!r}: {target} is not a SQLite database")
+    return target
+
+
+def postgres_conninfo(spec: str) -> str:
+    """The libpq connection string of a ``postgresql://`` spec, with a connect timeout.
+
+    Raises:
+        CheckpointError: a URL libpq cannot parse, one without a host, or psycopg missing.
+    """
+    try:
+        from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    except ImportError as exc:  # pragma: no cover - a dependency of the project
+        raise CheckpointError(
+            "PostgreSQL checkpoints need langgraph-checkpoint-postgres and psycopg"
+        ) from exc
+    try:
+        params = conninfo_to_dict(spec)
+    except Exception as exc:  # psycopg.ProgrammingError: a malformed URL
+        raise CheckpointError(f"bad checkpoint {shown(spec)!r}: {_one_line(exc)}") from exc
+    if not params.get("host") and not params.get("hostaddr"):
+        raise CheckpointError(f"bad checkpoint {shown(spec)!r}: the URL names no host")
+    if "connect_timeout" in params:
+        return spec
+    return make_conninfo(spec, connect_timeout=CONNECT_TIMEOUT_S)
+
+
+def check_checkpoint(spec: str) -> None:
+    """Refuse a bad checkpoint spec before anything runs (no connection is made).
+
+    Raises:
+        ValueError: an unknown scheme, an over-long spec, or what ``checkpoint_path`` or
+            ``postgres_conninfo`` refuse.
+    """
+    if not isinstance(spec, str) or len(spec) > MAX_SPEC_CHARS:
+        raise ValueError(f"bad checkpoint: give a spec of at most {MAX_SPEC_CHARS} characters")
+    if is_postgres(spec):
+        postgres_conninfo(spec)
+    else:
+        checkpoint_path(spec)
+
+
+def open_checkpointer(spec: str) -> AbstractAsyncContextManager[Any]:
+    """An async context manager yielding the async checkpointer (a saver) named by ``spec``.
+
+    ``sqlite:PATH`` makes the file's folder; ``postgresql://`` connects and creates the
+    checkpoint tables when they are missing (one process at a time).
+
+    Raises:
+        ValueError: a spec ``check_checkpoint`` refuses (at once); ``CheckpointError`` on entry
+            when the database refuses the login or cannot be reached.
+    """
+    check_checkpoint(spec)
+    if is_postgres(spec):
+        return _postgres(spec)
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    target = checkpoint_path(spec)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return AsyncSqliteSaver.from_conn_string(str(target))
+
+
+@asynccontextmanager
+async def _postgres(spec: str) -> AsyncIterator[Any]:
+    import psycopg
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg.rows import dict_row
+
+    try:
+        conn = await psycopg.AsyncConnection.connect(
+            postgres_conninfo(spec), autocommit=True, prepare_threshold=0, row_factory=dict_row
+        )
+    except psycopg.Error as exc:
+        raise CheckpointError(f"checkpoint {shown(spec)}: {_one_line(exc)}") from exc
+    try:
+        async with conn:
+            saver = AsyncPostgresSaver(conn)
+            try:
+                await _lock_setup(conn, spec)
+                try:
+                    await saver.setup()
+                finally:
+                    await conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
+            except psycopg.Error as exc:
+                raise CheckpointError(f"checkpoint {shown(spec)}: {_one_line(exc)}") from exc
+            yield saver
+    except psycopg.Error as exc:  # the database went away (or failed) during the run
+        raise CheckpointError(
+            f"checkpoint {shown(spec)}: {_one_line(exc)} "
+            "(finished steps are saved: run the same command again to resume)"
+        ) from exc
+
+
+async def _lock_setup(conn: Any, spec: str) -> None:
+    """Take the table-creation lock by polling, never by waiting inside the database.
+
+    A session blocked in ``pg_advisory_lock`` holds a transaction open, and the holder's
+    ``CREATE INDEX CONCURRENTLY`` waits for every open transaction to end: two processes
+    starting at once on a fresh database deadlocked that way.
+    """
+    deadline = time.monotonic() + SETUP_WAIT_S
+    while True:
+        cursor = await conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (SETUP_LOCK,))
+        row = await cursor.fetchone()
+        if row and row["ok"]:
+            return
+        if time.monotonic() > deadline:
+            raise CheckpointError(
+                f"checkpoint {shown(spec)}: another process has been creating the checkpoint "
+                f"tables for over {SETUP_WAIT_S:.0f} s"
+            )
+        await asyncio.sleep(0.1)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:300]
