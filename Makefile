@@ -63,3 +63,8 @@ bench-encoder: $(VENV)/.installed
 # BM25 k1 and b tuned on SciFact train, dev reported (in memory; about 3 minutes).
 bench-bm25: $(VENV)/.installed
 	$(PY) -m benchmarks.bm25_tuning
+
+# Tool-MAD calls and tokens per claim with today's prompts, replaying the recorded
+# capable-model answers (../shared/recorded) through the fake provider (about a minute).
+bench-prompts: $(VENV)/.installed
+	$(PY) -m benchmarks.replay_costs

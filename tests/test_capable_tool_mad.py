@@ -242,3 +242,24 @@ async def test_every_recorded_run_replays_at_defaults(recorded_docs: dict[str, l
     assert not [e for e in result["errors"] if e["kind"] in ("truncated", "parse_error")]
     assert result["verdict"] == "NOT ENOUGH INFO"
     assert all(t["faithfulness"] is not None for t in result["transcript"])
+
+
+async def test_recorded_nei_agreement_stops_in_round_one_with_cosine_relevance(
+    recorded_docs: dict[str, list[str]],
+) -> None:
+    # The recorded relevance questions of the NOT ENOUGH INFO claim restate it word for word
+    # but are flagged noncommittal: RAGAS's rule (the default) scores them 0, so the debate
+    # ran to the judge; nei_relevance=cosine keeps the cosine and round 1 settles it.
+    with fake_provider(Replay()) as provider:
+        default = await run(provider, KAREENA, max_rounds=1)
+    assert all(t["answer_relevance"] == 0 for t in default["transcript"])
+    with fake_provider(Replay()) as provider:
+        result = await run(provider, KAREENA, nei_relevance="cosine")
+    assert result["stop_reason"] == "consensus" and result["rounds"] == 1
+    assert result["verdict"] == "NOT ENOUGH INFO"
+    assert all(
+        t["faithfulness"] >= 0.7 and t["answer_relevance"] > 0.8 for t in result["transcript"]
+    )
+    assert result["cost"]["total"]["llm_calls"] == 2 + 2 + 2 * (2 + 3) and not judge_prompts(
+        provider
+    )
