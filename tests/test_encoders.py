@@ -210,3 +210,41 @@ def test_verify_a_claim_with_named_encoder_and_reranker(
     ctx = Context(collection="tiny", rerank_model=str(data_home / "missing-reranker"))
     with pytest.raises(IndexUnavailableError, match="cannot load rerank_model"):
         asyncio.run(retrieve_or_record(ctx, "rag", "eiffel", agent="a", round_no=1))
+
+
+def test_a_gpu_gets_half_precision(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where torch sees CUDA, encoders and rerankers load onto it and are cast to float16."""
+    import sentence_transformers
+    import torch
+
+    from tools import rerank
+
+    made: list[tuple[str, str]] = []
+
+    class FakeModel:
+        prompts: dict[str, str] = {}
+        max_seq_length = 128
+
+        def __init__(self, name: str, device: str) -> None:
+            made.append((name, device))
+            self.model = self
+            self.halved = False
+
+        def half(self) -> FakeModel:
+            self.halved = True
+            return self
+
+        def get_embedding_dimension(self) -> int:
+            return 8
+
+    monkeypatch.delenv(embeddings.DEVICE_ENV, raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(sentence_transformers, "SentenceTransformer", FakeModel)
+    monkeypatch.setattr(sentence_transformers, "CrossEncoder", FakeModel)
+    encoder = embeddings._load_sentence_transformer("fake/e5-gpu")
+    reranker = rerank.load_reranker.__wrapped__("fake/reranker-gpu")
+    assert made == [("fake/e5-gpu", "cuda"), ("fake/reranker-gpu", "cuda")]
+    assert encoder.halved and reranker.halved
+    monkeypatch.setenv(embeddings.DEVICE_ENV, "cpu")
+    assert not embeddings._load_sentence_transformer("fake/e5-cpu").halved
+    assert made[-1] == ("fake/e5-cpu", "cpu")

@@ -368,6 +368,16 @@ def _named_encoder(name: str, query: str | None, passage: str | None) -> Encoder
     return Encoder(spec, RememberingEmbeddings(PrefixedEmbeddings(model, spec)))
 
 
+def load_error(what: str, name: str, exc: BaseException) -> ModelConfigError:
+    """One line saying why model ``name`` (an ``encoder`` or ``rerank_model``) did not load."""
+    offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+    hint = " (offline: download it once with network, or give a local folder)" if offline else ""
+    first = str(exc).splitlines()[0] if str(exc) else ""
+    return ModelConfigError(
+        f"cannot load {what} {name!r}{hint}: {type(exc).__name__}: {first[:200]}"
+    )
+
+
 def _load_sentence_transformer(name: str) -> Any:
     import torch
     from sentence_transformers import SentenceTransformer
@@ -377,14 +387,7 @@ def _load_sentence_transformer(name: str) -> Any:
     try:
         model = SentenceTransformer(name, device=device)
     except Exception as exc:  # hub, file and config errors come in many types
-        offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
-        hint = (
-            " (offline: download it once with network, or give a local folder)" if offline else ""
-        )
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        raise ModelConfigError(
-            f"cannot load encoder {name!r}{hint}: {type(exc).__name__}: {first[:200]}"
-        ) from exc
+        raise load_error("encoder", name, exc) from exc
     if device == "cuda":
         model.half()
     tokens = os.environ.get(TOKENS_ENV, "").strip()

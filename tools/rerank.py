@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from functools import cache
 from typing import Any
 
-from tools.embeddings import MAX_NAME_CHARS, encoder_device
+from tools.embeddings import MAX_NAME_CHARS, encoder_device, load_error
 from tools.records import Evidence, ModelConfigError
 
 RERANK_DEPTH = 20
@@ -32,14 +31,7 @@ def load_reranker(name: str) -> Any:
     try:
         model = CrossEncoder(name, device=device)
     except Exception as exc:  # hub, file and config errors come in many types
-        offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
-        hint = (
-            " (offline: download it once with network, or give a local folder)" if offline else ""
-        )
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        raise ModelConfigError(
-            f"cannot load rerank_model {name!r}{hint}: {type(exc).__name__}: {first[:200]}"
-        ) from exc
+        raise load_error("rerank_model", name, exc) from exc
     if device == "cuda":
         model.model.half()
     return model
