@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from collections.abc import AsyncIterator
 from dataclasses import fields
 from pathlib import Path
@@ -12,21 +11,15 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from factdebate.checkpoints import check_checkpoint as check_checkpoint
-from factdebate.checkpoints import checkpoint_path as checkpoint_path
-from factdebate.checkpoints import open_checkpointer
 from graphs.registry import METHODS, load_method
 from nodes.claims import InputError, clean_claim
-from nodes.review import is_review, proposal, review_wanted
-from tools.files import check_target
 from tools.models import register_model, resolve_model
 from tools.records import Evidence
 from tools.secrets import redact_deep
 
 MODEL_FIELDS = ("model", "debater_model", "judge_model", "scorer_model")
+SQLITE_HEADER = b"SQLite format 3\x00"
 MAX_CONCURRENCY = 64  # items in flight in one bench or SynDeC run
-METHOD_KEY = "factdebate_method"
-"""Checkpoint metadata naming the method of a stored thread (review, history and replay)."""
 
 
 def check_concurrency(concurrency: int) -> None:
@@ -93,6 +86,42 @@ def make_input(
     return payload
 
 
+def checkpoint_path(spec: str) -> Path:
+    """The SQLite file named by ``sqlite:PATH``: new, empty, or an existing SQLite database.
+
+    Raises:
+        ValueError: another scheme, a folder, or a file that is not a SQLite database.
+    """
+    scheme, sep, path = spec.partition(":")
+    if scheme != "sqlite" or not sep or not path.strip():
+        raise ValueError(f"bad checkpoint {spec!r}: expected sqlite:PATH")
+    target = Path(path).expanduser()
+    if target.is_dir():
+        raise ValueError(f"bad checkpoint {spec!r}: {target} is a folder, not a SQLite file")
+    if target.exists():
+        try:
+            with target.open("rb") as fh:
+                head = fh.read(len(SQLITE_HEADER))
+        except OSError as exc:
+            raise ValueError(f"bad checkpoint {spec!r}: {exc.strerror or exc}") from exc
+        if head and head != SQLITE_HEADER:
+            raise ValueError(f"bad checkpoint {spec!r}: {target} is not a SQLite database")
+    return target
+
+
+def open_checkpointer(spec: str) -> Any:
+    """An async context manager yielding the checkpointer named by ``spec`` (its folder is made).
+
+    Raises:
+        ValueError: a spec ``checkpoint_path`` refuses.
+    """
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    target = checkpoint_path(spec)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return AsyncSqliteSaver.from_conn_string(str(target))
+
+
 def output_keys(builder: Any) -> set[str]:
     """Keys of a graph builder's output schema (a TypedDict)."""
     schema = getattr(builder, "output_schema", None)
@@ -104,22 +133,15 @@ async def _stream(
     graph: Any, payload: dict[str, Any] | None, context: Any, **kwargs: Any
 ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     state: dict[str, Any] = {}
-    request: dict[str, Any] | None = None
     async for chunk in graph.astream(
         payload, context=context, stream_mode=["updates", "values"], **kwargs
     ):
         mode, data = chunk
         if mode == "updates":
             for node, update in data.items():
-                if node == "__interrupt__":  # the review step waits for a person
-                    request = next((i.value for i in update if is_review(i.value)), request)
-                    continue
                 yield node, redact_deep(update or {})
         else:
             state = data
-    if request is not None:
-        yield "awaiting_review", proposal(request, state)
-        return
     yield "result", contract(state)
 
 
@@ -137,12 +159,11 @@ async def astream_verify(
     ``documents`` replaces retrieval for methods that accept given evidence (MADAM-RAG,
     DebateCV); ``settings`` are fields of the method's ``Context``.
 
-    With ``checkpoint`` (``sqlite:PATH`` or ``postgresql://...``) and ``thread`` every finished
-    step is saved under that thread id. Running again with the same thread resumes an
-    interrupted run from its last saved step (finished steps are not recomputed), or returns
-    the stored result of a finished one; either way a ``("checkpoint", {"thread", "status"})``
-    event comes first, status ``new``, ``resumed`` or ``finished``. Settings are not stored:
-    pass the same ones.
+    With ``checkpoint`` (``sqlite:PATH``) and ``thread`` every finished step is saved under
+    that thread id. Running again with the same thread resumes an interrupted run from its
+    last saved step (finished steps are not recomputed), or returns the stored result of a
+    finished one; either way a ``("checkpoint", {"thread", "status"})`` event comes first,
+    status ``new``, ``resumed`` or ``finished``. Settings are not stored: pass the same ones.
 
     Raises:
         InputError: bad text, or a thread that holds a different claim.
@@ -152,8 +173,6 @@ async def astream_verify(
     context = build_context(method, **settings)
     payload = make_input(method, text, context, documents)
     if checkpoint is None and thread is None:
-        if review_wanted(context):
-            raise ValueError("review needs --checkpoint and --thread, to resume after the review")
         async for event in _stream(graph, payload, context):
             yield event
         return
@@ -162,10 +181,7 @@ async def astream_verify(
     builder = graph.builder
     async with open_checkpointer(checkpoint) as saver:
         durable = builder.compile(checkpointer=saver, name=method)
-        config: dict[str, Any] = {
-            "configurable": {"thread_id": thread},
-            "metadata": {METHOD_KEY: method},
-        }
+        config: dict[str, Any] = {"configurable": {"thread_id": thread}}
         snapshot = await durable.aget_state(config)
         stored = dict(snapshot.values or {})
         key = "claim" if "claim" in payload else "question"
@@ -199,26 +215,18 @@ async def averify(
     """Verify ``text`` and return the result contract (see ``astream_verify``).
 
     With ``html`` the debate is also written there as one self-contained page
-    (``save_debate_page``). With ``review=True`` (and ``checkpoint`` and ``thread``) the run
-    stops before its verdict is final and returns ``{"status": "awaiting_review", "thread",
-    "proposed"}``; ``factdebate.review.aresume`` finishes it.
+    (``save_debate_page``).
     """
     if html is not None:
         check_page_path(html)
     result: dict[str, Any] = {}
-    started = time.perf_counter()
     async for node, update in astream_verify(
         text, method, documents, checkpoint=checkpoint, thread=thread, **settings
     ):
         if node == "result":
             result = update
-        elif node == "awaiting_review":
-            return {"status": "awaiting_review", "thread": thread, "proposed": update}
     if html is not None:
-        elapsed = time.perf_counter() - started
-        await asyncio.to_thread(
-            lambda: save_debate_page(html, result, text, method, elapsed_s=elapsed, **settings)
-        )
+        await asyncio.to_thread(save_debate_page, html, result, text, method, **settings)
     return result
 
 
@@ -231,7 +239,6 @@ def check_page_path(path: str | Path) -> None:
     target = Path(path).expanduser()
     if target.is_dir():
         raise ValueError(f"--html {path}: is a folder; give a file name such as debate.html")
-    check_target(target, "--html")  # a device, pipe or symlink is never written through
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -239,17 +246,11 @@ def check_page_path(path: str | Path) -> None:
 
 
 def save_debate_page(
-    path: str | Path,
-    result: dict[str, Any],
-    text: str,
-    method: str,
-    *,
-    elapsed_s: float | None = None,
-    **settings: Any,
+    path: str | Path, result: dict[str, Any], text: str, method: str, **settings: Any
 ) -> Path:
     """Write the debate page of ``result`` to ``path`` (atomically) and return the path.
 
-    ``settings`` are the run's (the page shows them all); ``elapsed_s`` the run's seconds.
+    ``settings`` are the run's (the page shows the model and the score thresholds).
 
     Raises:
         ValueError: bad settings, or a path that cannot be written.
@@ -258,7 +259,7 @@ def save_debate_page(
 
     context = build_context(method, **settings)
     shown = {f.name: getattr(context, f.name) for f in fields(context)}
-    return write_debate_page(path, result, " ".join(text.split()), method, shown, elapsed_s)
+    return write_debate_page(path, result, " ".join(text.split()), method, shown)
 
 
 def verify(

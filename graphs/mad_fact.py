@@ -17,13 +17,13 @@ from nodes.mad_fact.clerk import clerk, write_references
 from nodes.mad_fact.context import MADFactContext
 from nodes.mad_fact.dispatch import pooled, route_claims
 from nodes.mad_fact.score_answer import score_answer
-from nodes.mad_fact.state import AnswerInput, MADFactOutput, MADFactState
+from nodes.mad_fact.state import AnswerInput, MADFactState, MADFactStream
 
 builder = StateGraph(
     MADFactState,
     context_schema=MADFactContext,
     input_schema=AnswerInput,
-    output_schema=MADFactOutput,
+    output_schema=MADFactStream,
 )
 builder.add_node("write_references", write_references)
 builder.add_node("clerk", clerk)

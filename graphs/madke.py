@@ -19,11 +19,11 @@ from nodes.baselines.madke import (
     retrieve_once,
     route_after_check,
 )
-from nodes.baselines.state import MADKEState
-from nodes.state import ClaimInput, DebateOutput
+from nodes.baselines.state import MADKEOutput, MADKEState
+from nodes.state import ClaimInput
 
 builder = StateGraph(
-    MADKEState, context_schema=MADKEContext, input_schema=ClaimInput, output_schema=DebateOutput
+    MADKEState, context_schema=MADKEContext, input_schema=ClaimInput, output_schema=MADKEOutput
 )
 builder.add_node("retrieve_once", retrieve_once)
 builder.add_node("next_round", next_round)

@@ -12,11 +12,11 @@ from langgraph.graph import END, START, StateGraph
 
 from nodes.baselines.context import ReactContext
 from nodes.baselines.react import act, route_after_start, route_after_think, start, think
-from nodes.baselines.state import ReactState
-from nodes.state import ClaimInput, DebateOutput
+from nodes.baselines.state import ReactOutput, ReactState
+from nodes.state import ClaimInput
 
 builder = StateGraph(
-    ReactState, context_schema=ReactContext, input_schema=ClaimInput, output_schema=DebateOutput
+    ReactState, context_schema=ReactContext, input_schema=ClaimInput, output_schema=ReactOutput
 )
 builder.add_node("start", start)
 builder.add_node("think", think)

@@ -11,14 +11,14 @@ from langgraph.graph import END, START, StateGraph
 
 from nodes.mad_fact.context import SingleVerifierContext
 from nodes.mad_fact.single_verifier import rate, route_step, search, start
-from nodes.mad_fact.state import VerifierState
-from nodes.state import ClaimInput, DebateOutput
+from nodes.mad_fact.state import VerifierOutput, VerifierState
+from nodes.state import ClaimInput
 
 builder = StateGraph(
     VerifierState,
     context_schema=SingleVerifierContext,
     input_schema=ClaimInput,
-    output_schema=DebateOutput,
+    output_schema=VerifierOutput,
 )
 builder.add_node("start", start)
 builder.add_node("search", search)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from nodes.state import ClaimInput, DebateOutput
+from nodes.state import ClaimInput
 from nodes.tool_mad.argue import make_argue_node
 from nodes.tool_mad.consensus import consensus_check, route_after_check
 from nodes.tool_mad.context import ToolMADContext
@@ -19,18 +19,18 @@ from nodes.tool_mad.query import make_query_node
 from nodes.tool_mad.retrieve import make_retrieve_node
 from nodes.tool_mad.rounds import DEBATERS, start_round
 from nodes.tool_mad.score import make_score_node
-from nodes.tool_mad.state import ToolMADState
+from nodes.tool_mad.state import ToolMADOutput, ToolMADState
 
 
 def make_builder(
     context_schema: type[ToolMADContext] = ToolMADContext,
-) -> StateGraph[ToolMADState, ToolMADContext, ClaimInput, DebateOutput]:
+) -> StateGraph[ToolMADState, ToolMADContext, ClaimInput, ToolMADOutput]:
     """Wire the Tool-MAD graph; ``context_schema`` may be a subclass with other defaults."""
     builder = StateGraph(
         ToolMADState,
         context_schema=context_schema,
         input_schema=ClaimInput,
-        output_schema=DebateOutput,
+        output_schema=ToolMADOutput,
     )
     builder.add_node("start_round", start_round)
     for agent in DEBATERS:

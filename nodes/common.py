@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 
 from nodes.context import Context
 from nodes.evidence_block import quote_answer
-from nodes.state import Turn
+from nodes.state import Turn, decided
 from tools.models import loaded_model, resolve_model
 from tools.records import ErrorRecord, RoleCost
 
@@ -103,6 +103,7 @@ def budget_stop(spent: str, *, agent: str, round_no: int) -> dict[str, Any]:
         "verdict": None,
         "stop_reason": "budget_exhausted",
         "justification": f"Stopped before a verdict: {spent}.",
+        "decided_by": decided(agent, round_no, "budget_exhausted", f"Budget spent: {spent}."),
         "errors": [budget_error(spent, agent=agent, round_no=round_no)],
     }
 

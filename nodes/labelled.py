@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -11,11 +12,39 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 
 from nodes.parse import ParseFailure, parse_label
-from prompts.labels import LABELS_3
+from prompts.labels import LABEL_SPELLINGS, LABELS_3, spelling_key
 from tools.llm import CallSite, ask
 from tools.records import ErrorRecord, RoleCost
 
 T = TypeVar("T")
+
+_TRUTHS = ("TRUE", "FALSE", "CORRECT", "INCORRECT")
+_MARKER = r"(?:final\s+)?(?:verdict|label|answer|conclusion|rating|judge?ment)"
+_LABEL_LINE_RE = re.compile(rf"^\W*(?:{_MARKER}\s*[:=-]?\s*)?(?P<label>[^:]*?)\W*$", re.I)
+_BOLD_LABEL_RE = re.compile(r"\*\*\s*([^*\n]+?)\s*\*\*")
+
+
+def _is_label(text: str) -> bool:
+    key = spelling_key(text.replace("*", " ").replace("`", " "))
+    return bool(key) and (key in LABEL_SPELLINGS or key in _TRUTHS)
+
+
+def without_label(text: str | None) -> str:
+    """``text`` without its closing label line, and any label left in it unbolded.
+
+    The label line is the last non-blank line when it holds only a label (``**SUPPORTS**``,
+    ``Verdict: REFUTES``, ``Final answer: NEI.``); it is shown as a label instead. A reply
+    that is only a label becomes empty. Bold around a label elsewhere (``**SUPPORTS**``)
+    becomes plain text, so no raw markdown reaches a terminal or a page.
+    """
+    lines = (text or "").strip().splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    match = _LABEL_LINE_RE.match(lines[-1].strip()) if lines else None
+    if match and _is_label(match.group("label")):
+        lines.pop()
+    body = "\n".join(lines).strip()
+    return _BOLD_LABEL_RE.sub(lambda m: m.group(1) if _is_label(m.group(1)) else m.group(0), body)
 
 
 @dataclass
@@ -75,3 +104,18 @@ async def ask_label(
     if isinstance(model, LocalChatModel):
         target = model.bind(grammar=label_grammar(labels))
     return await ask_parsed(target, prompt, lambda text: parse_label(text, labels), site)
+
+
+def shown_label(turn: Mapping[str, Any], errors: Iterable[Mapping[str, Any]]) -> str:
+    """The label to show for a transcript turn (``""`` for a free-text turn).
+
+    A turn without a label shows ``UNPARSED`` only when an error was recorded for its agent
+    and round (its label could not be read); otherwise it is a free-text turn (a MADAM-RAG
+    agent's short answer, a moderator's round note, a review) and shows no label.
+    """
+    if turn.get("label"):
+        return str(turn["label"])
+    failed = any(
+        e.get("agent") == turn.get("agent") and e.get("round") == turn.get("round") for e in errors
+    )
+    return "UNPARSED" if failed else ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from typing_extensions import TypedDict
@@ -24,11 +25,24 @@ class Turn(TypedDict, total=False):
     label: str | None
     faithfulness: float | None
     answer_relevance: float | None
+    reasoning: str  # result contract only: ``answer`` without its label line (for display)
 
 
-def merge_dicts(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
-    """Shallow-merge two dicts, right winning (reducer for per-agent scratch channels)."""
-    return {**(left or {}), **(right or {})}
+class DecidedBy(TypedDict, total=False):
+    """Provenance of a verdict: which agent gave it, after which round, and why."""
+
+    agent: str  # judge, moderator, aggregator, jury, debaters, ... (who gave the verdict)
+    round: int  # the round after which it was given (0: before any round)
+    reason: str  # equals stop_reason: consensus, round_limit, moderator, answers_stable, ...
+    detail: str  # the reason in words, with the scores or votes it rests on
+    scores: dict[str, dict[str, float | None]]  # per debater, when scores were part of it
+
+
+def decided(agent: str, round_no: int, reason: str, detail: str, **extra: Any) -> DecidedBy:
+    """The ``decided_by`` record of a verdict (``extra``: ``scores``)."""
+    record = DecidedBy(agent=agent, round=round_no, reason=reason, detail=detail)
+    record.update(extra)  # type: ignore[typeddict-item]
+    return record
 
 
 class DebateOutput(TypedDict, total=False):
@@ -36,6 +50,7 @@ class DebateOutput(TypedDict, total=False):
 
     verdict: str | None
     justification: str
+    decided_by: DecidedBy
     stop_reason: str
     rounds: int
     transcript: Annotated[list[Turn], operator.add]
@@ -47,3 +62,12 @@ class ClaimInput(TypedDict):
     """Input of the claim-verification methods."""
 
     claim: str
+
+
+def fallback_decided_by(state: Mapping[str, Any]) -> DecidedBy:
+    """``decided_by`` of a state that recorded none (a run saved before provenance existed).
+
+    ``agent`` is empty: the state does not say who decided.
+    """
+    reason = str(state.get("stop_reason") or "")
+    return decided("", int(state.get("rounds") or 0), reason, f"stop reason {reason or 'none'}")

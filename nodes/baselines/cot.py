@@ -10,8 +10,8 @@ from nodes.baselines.state import CoTState
 from nodes.claims import clean_claim
 from nodes.common import model_for, settings
 from nodes.context import Context
-from nodes.labelled import ask_label
-from nodes.state import Turn
+from nodes.labelled import ask_label, without_label
+from nodes.state import Turn, decided
 from prompts import baselines as prompts
 
 
@@ -30,7 +30,8 @@ async def answer(state: CoTState, runtime: Runtime[Context]) -> dict[str, Any]:
     return {
         "claim": claim,
         "verdict": reply.label,
-        "justification": reply.text,
+        "justification": without_label(reply.text),
+        "decided_by": decided("cot", 1, "single_answer", "One chain-of-thought answer."),
         "stop_reason": "single_answer",
         "rounds": 1,
         "transcript": [turn],

@@ -11,8 +11,8 @@ from nodes.baselines.state import MADState
 from nodes.claims import clean_claim
 from nodes.common import budget_stop, model_for, over_budget, route, settings
 from nodes.evidence_block import quote_answer
-from nodes.labelled import ask_label
-from nodes.state import Turn
+from nodes.labelled import ask_label, without_label
+from nodes.state import Turn, decided
 from prompts import baselines as prompts
 from tools.llm import ask
 from tools.records import ErrorRecord, add_costs
@@ -96,7 +96,15 @@ async def judge(state: MADState, runtime: Runtime[MADContext]) -> dict[str, Any]
     return {
         "decision": "done",
         "verdict": reply.label,
-        "justification": text,
+        "justification": without_label(text),
+        "decided_by": decided(
+            "judge",
+            round_no,
+            "round_limit" if final else "moderator",
+            f"The judge gave its verdict at the round limit ({round_no} rounds)."
+            if final
+            else f"The judge stopped the debate after round {round_no} with a verdict.",
+        ),
         "stop_reason": "round_limit" if final else "moderator",
         "cost": reply.cost,
         "errors": errors,

@@ -11,9 +11,9 @@ from nodes.baselines.state import MADKEState
 from nodes.claims import clean_claim
 from nodes.common import budget_stop, model_for, over_budget, route, settings, turn_of
 from nodes.evidence_block import quote_answer, render_evidence
-from nodes.labelled import ask_label
+from nodes.labelled import ask_label, without_label
 from nodes.retrieval import retrieve_or_record
-from nodes.state import Turn
+from nodes.state import Turn, decided
 from prompts import baselines as prompts
 
 AGENTS = ("debater_a", "debater_b")
@@ -87,8 +87,14 @@ async def check(state: MADKEState, runtime: Runtime[MADKEContext]) -> dict[str, 
             "decision": "consensus",
             "verdict": turns[0]["label"],
             "stop_reason": "consensus",
-            "justification": f"All debaters concluded {turns[0]['label']} in round "
-            f"{round_no}. {turns[0].get('answer', '')}".strip(),
+            "justification": without_label(turns[0].get("answer")),
+            "decided_by": decided(
+                "debaters",
+                round_no,
+                "consensus",
+                f"All debaters concluded {turns[0]['label']} in round {round_no}; the "
+                f"justification is {turns[0].get('agent')}'s reasoning.",
+            ),
         }
     spent = over_budget(state.get("cost", {}), ctx)
     if spent:  # no budget for another round or the judge: stop, keep the transcript
@@ -121,7 +127,13 @@ async def judge(state: MADKEState, runtime: Runtime[MADKEContext]) -> dict[str, 
     )
     return {
         "verdict": reply.label,
-        "justification": reply.text,
+        "justification": without_label(reply.text),
+        "decided_by": decided(
+            "judge",
+            round_no,
+            "round_limit",
+            f"The debaters still disagreed after {round_no} round(s), the round limit.",
+        ),
         "stop_reason": "round_limit",
         "cost": reply.cost,
         "errors": reply.errors,

@@ -11,9 +11,10 @@ from nodes.baselines.state import ReactState
 from nodes.claims import clean_claim
 from nodes.common import model_for, route, settings
 from nodes.evidence_block import QUERY_CHARS, render_evidence, sanitize
+from nodes.labelled import without_label
 from nodes.parse import ParseFailure, parse_label, parse_query, wants_search
 from nodes.retrieval import retrieve_or_record
-from nodes.state import Turn
+from nodes.state import Turn, decided
 from prompts import baselines as prompts
 from tools.llm import ask
 from tools.records import ErrorRecord
@@ -91,7 +92,8 @@ async def think(state: ReactState, runtime: Runtime[ReactContext]) -> dict[str, 
         **update,
         "decision": "answer",
         "verdict": verdict,
-        "justification": text,
+        "justification": without_label(text),
+        "decided_by": decided("react", step, "answered", f"The agent answered at step {step}."),
         "stop_reason": "answered",
         "rounds": step,
         "transcript": [turn],

@@ -20,19 +20,29 @@ class MADState(DebateOutput, total=False):
     decision: str
 
 
-class MADKEState(DebateOutput, total=False):
+class MADKEOutput(DebateOutput, total=False):
+    """The contract plus the shared documents (streamed as soon as they are retrieved)."""
+
+    evidence: list[Evidence]
+
+
+class MADKEState(MADKEOutput, total=False):
     """The claim, the shared documents, the round counter and the round's decision."""
 
     claim: str
-    evidence: list[Evidence]
     round: int
     decision: str
 
 
-class ReactState(DebateOutput, total=False):
+class ReactOutput(DebateOutput, total=False):
+    """The contract plus the query the agent just asked for (streamed before it runs)."""
+
+    pending_query: str
+
+
+class ReactState(ReactOutput, total=False):
     """The claim, searches used, the query waiting to run, and the agent's last move."""
 
     claim: str
     searches: int
-    pending_query: str
     decision: str

@@ -12,8 +12,8 @@ from nodes.debate_cv.context import CooperationContext
 from nodes.debate_cv.rag_cot import label_set
 from nodes.debate_cv.state import CooperationState
 from nodes.evidence_block import render_evidence, sanitize
-from nodes.labelled import ask_label
-from nodes.state import Turn
+from nodes.labelled import ask_label, without_label
+from nodes.state import Turn, decided
 from prompts import debate_cv as prompts
 from tools.llm import ask
 from tools.records import add_costs
@@ -70,7 +70,14 @@ async def user(state: CooperationState, runtime: Runtime[CooperationContext]) ->
         update.update(
             decision="done",
             verdict=answered.get("label"),
-            justification=answered.get("answer", ""),
+            justification=without_label(answered.get("answer")),
+            decided_by=decided(
+                "assistant",
+                round_no - 1,
+                "task_done",
+                f"The user agent declared the task done; the assistant's answer of turn "
+                f"{round_no - 1} stands.",
+            ),
             stop_reason="task_done",
             rounds=round_no - 1,
         )
@@ -110,11 +117,21 @@ async def assistant(
         "rounds": round_no,
         # the latest answer stands if the conversation ends here
         "verdict": reply.label,
-        "justification": reply.text,
+        "justification": without_label(reply.text),
     }
     spent = over_budget(add_costs(state.get("cost", {}), reply.cost), ctx)
     if round_no >= ctx.max_turns:
-        update.update(decision="end", stop_reason="turn_limit")
+        update.update(
+            decision="end",
+            stop_reason="turn_limit",
+            decided_by=decided(
+                "assistant",
+                round_no,
+                "turn_limit",
+                f"The turn limit ({ctx.max_turns}) was reached; the assistant's last answer "
+                "stands.",
+            ),
+        )
     elif spent:
         stop = budget_stop(spent, agent="assistant", round_no=round_no)
         update.update(stop, decision="end", errors=[*reply.errors, *stop["errors"]])

@@ -13,8 +13,8 @@ from nodes.debate_cv.context import MajorityContext
 from nodes.debate_cv.rag_cot import cot_turn, label_set
 from nodes.debate_cv.state import RAGCoTState, VotePayload
 from nodes.evidence_block import sanitize
-from nodes.labelled import ask_label
-from nodes.state import Turn
+from nodes.labelled import ask_label, without_label
+from nodes.state import Turn, decided
 from prompts import debate_cv as prompts
 
 TIE_VERDICT = "NOT ENOUGH INFO"
@@ -89,7 +89,13 @@ async def count_votes(state: RAGCoTState, runtime: Runtime[MajorityContext]) -> 
         update.update(cost=reply.cost, errors=reply.errors)
         if verdict is None:
             reason = "vote_unparseable"
-        lines.append(f"vote_counter: {reply.text or '(no answer)'}")
-    lines += [f"{t.get('agent')}: {t.get('answer', '')}" for t in votes]
-    update.update(verdict=verdict, stop_reason=reason, justification="\n\n".join(lines))
+        lines.append(without_label(reply.text) or "(no answer)")
+    who = "vote_counter" if ctx.voting == "model" else "count"
+    how = "a model read the votes" if ctx.voting == "model" else "the votes were counted"
+    update.update(
+        verdict=verdict,
+        stop_reason=reason,
+        justification="\n\n".join(lines),
+        decided_by=decided(who, 1, reason, f"{lines[0]} Then {how}."),
+    )
     return update

@@ -14,7 +14,8 @@ from nodes.debate_cv.context import DebateCVContext
 from nodes.debate_cv.debate_turn import render_dialogue
 from nodes.debate_cv.state import DebateCVState, ModeratorNote
 from nodes.evidence_block import render_evidence, sanitize
-from nodes.state import Turn
+from nodes.labelled import without_label
+from nodes.state import Turn, decided
 from prompts import debate_cv as prompts
 from prompts.labels import LABEL_SPELLINGS, Label, spelling_key
 from tools.llm import CallSite, ask_structured
@@ -171,6 +172,7 @@ def failure(round_no: int, stage: str, attempts: int, got_text: bool) -> dict[st
         "decision": "failed",
         "verdict": None,
         "justification": "",
+        "decided_by": decided("moderator", round_no, reason, error["message"]),
         "stop_reason": reason,
         "errors": [error],
     }
@@ -221,7 +223,16 @@ async def moderate(state: DebateCVState, runtime: Runtime[DebateCVContext]) -> d
     if not parsed.proceed:
         decision: Decision = "stop"
         update.update(
-            verdict=parsed.verdict, justification=parsed.justification, stop_reason="moderator"
+            verdict=parsed.verdict,
+            justification=without_label(parsed.justification),
+            decided_by=decided(
+                "moderator",
+                round_no,
+                "moderator",
+                f"The moderator stopped the debate after round {round_no}: "
+                f"{' '.join(parsed.reason.split()) or 'no reason given'}",
+            ),
+            stop_reason="moderator",
         )
     else:
         decision = "final" if round_no >= ctx.max_rounds else "continue"
@@ -258,7 +269,14 @@ async def final_verdict(state: DebateCVState, runtime: Runtime[DebateCVContext])
     )
     return {
         "verdict": parsed.verdict,
-        "justification": parsed.justification,
+        "justification": without_label(parsed.justification),
+        "decided_by": decided(
+            "moderator",
+            round_no,
+            "round_limit",
+            f"The debate reached the round limit ({ctx.max_rounds}); the moderator gave the "
+            "final verdict from a summary of every round.",
+        ),
         "stop_reason": "round_limit",
         "moderator_notes": [note],
         "transcript": [moderator_turn(round_no, parsed, parsed.verdict)],

@@ -11,8 +11,8 @@ from nodes.common import model_for, settings
 from nodes.debate_cv.context import RAGCoTContext
 from nodes.debate_cv.state import RAGCoTState
 from nodes.evidence_block import render_evidence
-from nodes.labelled import ask_label
-from nodes.state import Turn
+from nodes.labelled import ask_label, without_label
+from nodes.state import Turn, decided
 from prompts import debate_cv as prompts
 from prompts.common import LABEL_INSTRUCTIONS
 from prompts.labels import LABELS_3, LABELS_4
@@ -59,7 +59,8 @@ async def answer(state: RAGCoTState, runtime: Runtime[RAGCoTContext]) -> dict[st
     )
     return {
         "verdict": turn["label"],
-        "justification": turn["answer"],
+        "justification": without_label(turn.get("answer")),
+        "decided_by": decided("rag_cot", 1, "single_answer", "One answer from the evidence."),
         "stop_reason": "single_answer",
         "rounds": 1,
         "transcript": [turn],

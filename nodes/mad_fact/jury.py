@@ -16,6 +16,7 @@ from nodes.mad_fact.context import MADFactContext, Strategy
 from nodes.mad_fact.state import ClaimResult, JuryState, JuryTurn, KnowledgeEntry
 from nodes.parse import ParseFailure, Truth, parse_confidence, parse_query, parse_truth
 from nodes.retrieval import retrieve_or_record
+from nodes.state import DecidedBy, decided
 from prompts import mad_fact as prompts
 from tools.factuality import normalize_claim
 from tools.llm import CallSite, ask
@@ -340,6 +341,28 @@ async def judge(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[str,
         queries=used_queries(state.get("knowledge", [])),
     )
     return {"claim_results": [result], "errors": errors}
+
+
+def jury_record(results: list[ClaimResult], verdict: str | None, stop: str) -> DecidedBy:
+    """Provenance of MAD-Fact's answer verdict: one jury majority per claim, then the rule."""
+    rounds = max((r.get("rounds", 0) for r in results), default=0)
+    if not results:
+        return decided("clerk", 0, stop, "The clerk found no checkable claim in the answer.")
+    why = Counter(str(r.get("stop_reason", "round_limit")) for r in results)
+    ties = sum(1 for r in results if r.get("tie_break"))
+    false = [r.get("claim_id", 0) + 1 for r in results if r.get("verdict") == "FALSE"]
+    open_ = [r.get("claim_id", 0) + 1 for r in results if r.get("verdict") is None]
+    detail = (
+        f"Each of {len(results)} claim(s) was decided by a jury majority of the last round "
+        f"({', '.join(f'{n} by {k}' for k, n in sorted(why.items()))}; {ties} tie break(s)). "
+    )
+    if verdict == "NOT FACTUAL":
+        detail += f"Claim(s) {', '.join(map(str, false))} judged FALSE: the answer is not factual."
+    elif verdict == "FACTUAL":
+        detail += "Every claim was judged TRUE: the answer is factual."
+    else:
+        detail += f"Claim(s) {', '.join(map(str, open_))} got no verdict: no answer-level verdict."
+    return decided("jury", rounds, stop, detail)
 
 
 def route_turn(state: JuryState) -> Literal["search", "speak"]:

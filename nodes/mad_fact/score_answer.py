@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 
 from nodes.common import settings
 from nodes.mad_fact.context import MADFactContext
+from nodes.mad_fact.jury import jury_record
 from nodes.mad_fact.merge import model_matcher
 from nodes.mad_fact.state import ClaimResult, MADFactState
 from tools.factuality import ClaimMatcher, Embed, factuality_scores
@@ -87,6 +88,7 @@ async def score_answer(state: MADFactState, runtime: Runtime[MADFactContext]) ->
         "golden": [g.as_dict() for g in golden],
         "verdict": verdict,
         "justification": summary,
+        "decided_by": jury_record(results, verdict, stop),
         "stop_reason": stop,
         "rounds": max((r.get("rounds", 0) for r in results), default=0),
     }

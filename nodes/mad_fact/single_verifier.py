@@ -8,12 +8,13 @@ from langgraph.runtime import Runtime
 
 from nodes.claims import clean_claim
 from nodes.common import model_for, settings
-from nodes.labelled import ask_parsed
+from nodes.labelled import ask_parsed, without_label
 from nodes.mad_fact.context import SingleVerifierContext
 from nodes.mad_fact.jury import new_query, render_knowledge, render_used, used_queries
 from nodes.mad_fact.state import JuryTurn, KnowledgeEntry, VerifierState
 from nodes.parse import parse_truth
 from nodes.retrieval import retrieve_or_record
+from nodes.state import decided
 from prompts import mad_fact as prompts
 
 AGENT = "verifier"
@@ -86,7 +87,13 @@ async def rate(state: VerifierState, runtime: Runtime[SingleVerifierContext]) ->
     )
     return {
         "verdict": verdict,
-        "justification": reply.text or "",
+        "justification": without_label(reply.text),
+        "decided_by": decided(
+            AGENT,
+            state.get("steps", 0),
+            "answered",
+            f"The verifier rated the claim after {len(knowledge)} search(es).",
+        ),
         "stop_reason": "answered",
         "rounds": state.get("steps", 0),
         "transcript": turns,

@@ -103,19 +103,33 @@ class MADFactOutput(DebateOutput, total=False):
     golden: list[dict[str, Any]]
 
 
-class MADFactState(AnswerInput, MADFactOutput, total=False):
-    """Answer-level working state."""
+class MADFactStream(MADFactOutput, total=False):
+    """What the graph streams: the contract plus the clerk's claims and each jury's result.
+
+    ``claim_texts`` appears when the clerk finishes, ``claim_results`` grows as each claim's
+    jury finishes (with its jurors' turns in ``transcript``); the contract drops both.
+    """
 
     claim_texts: list[str]
-    reference_claims: list[list[str]]
-    run_key: str
     claim_results: Annotated[list[ClaimResult], operator.add]
 
 
-class VerifierState(DebateOutput, total=False):
+class MADFactState(AnswerInput, MADFactStream, total=False):
+    """Answer-level working state."""
+
+    reference_claims: list[list[str]]
+    run_key: str
+
+
+class VerifierOutput(DebateOutput, total=False):
+    """The contract plus the searches so far (streamed after each search)."""
+
+    knowledge: list[KnowledgeEntry]
+
+
+class VerifierState(VerifierOutput, total=False):
     """The claim, the searches so far and how many steps were used."""
 
     claim: str
     steps: int
     budget: int
-    knowledge: list[KnowledgeEntry]

@@ -12,7 +12,7 @@ from nodes.common import budget_error, model_for, over_budget, settings
 from nodes.evidence_block import sanitize
 from nodes.madam_rag.context import MadamContext
 from nodes.madam_rag.state import AgentTurn, MadamState
-from nodes.state import MODEL_FAILURE, Turn
+from nodes.state import MODEL_FAILURE, Turn, decided
 from prompts import madam_rag as prompts
 from tools.answers import clean_answers, normalize_answer
 from tools.llm import ask_structured
@@ -95,6 +95,7 @@ def agents_failed(round_no: int) -> dict[str, Any]:
         "last_answers": None,
         "last_explanation": explanation,
         "stop_reason": MODEL_FAILURE,
+        "decided_by": decided(AGGREGATOR, round_no, MODEL_FAILURE, explanation),
         "errors": [
             ErrorRecord(
                 round=round_no,
@@ -157,8 +158,10 @@ async def aggregate(state: MadamState, runtime: Runtime[MadamContext]) -> dict[s
     spent = over_budget(add_costs(state.get("cost", {}), update.get("cost", {})), ctx)
     if answers_stable(transcript, round_no):
         update["stop_reason"] = "answers_stable"
+        detail = f"Every document agent kept its round-{round_no - 1} answer in round {round_no}."
     elif round_no >= ctx.max_rounds:
         update["stop_reason"] = "round_limit"
+        detail = f"The round limit ({ctx.max_rounds}) was reached."
     elif spent:
         # Out of budget before the next round: keep this round's answers, say why it stopped.
         update["stop_reason"] = "budget_exhausted"
@@ -166,6 +169,12 @@ async def aggregate(state: MadamState, runtime: Runtime[MadamContext]) -> dict[s
             *update.get("errors", []),
             budget_error(spent, agent=AGGREGATOR, round_no=round_no),
         ]
+        detail = f"Budget spent before another round: {spent}."
     else:
         update["round"] = round_no + 1
+        return update
+    readable_note = f" The aggregator read {len(order)} readable agent answer(s)."
+    update["decided_by"] = decided(
+        AGGREGATOR, round_no, update["stop_reason"], detail + readable_note
+    )
     return update

@@ -11,7 +11,7 @@ from nodes.evidence_block import render_evidence, sanitize
 from nodes.madam_rag.aggregate import AnswerList, verdict_of
 from nodes.madam_rag.context import MadamContext
 from nodes.madam_rag.state import AgentTurn, MadamState, ReflectState
-from nodes.state import Turn
+from nodes.state import DecidedBy, Turn, decided
 from prompts import madam_rag as prompts
 from tools.answers import clean_answers
 from tools.llm import ask, ask_structured
@@ -70,7 +70,8 @@ async def answer_no_rag(state: MadamState, runtime: Runtime[MadamContext]) -> di
     ctx = settings(runtime, MadamContext)
     prompt = prompts.NO_RAG.format(answer_style=prompts.ANSWER_STYLE, question=state["question"])
     update = await _answer(state, ctx, prompt, "answer", 1, "none")
-    return {**update, "stop_reason": "single_answer"}
+    why = "One answer from the model's own knowledge."
+    return {**update, "stop_reason": "single_answer", "decided_by": single(why)}
 
 
 def _concat_prompt(state: MadamState, ctx: MadamContext) -> str:
@@ -88,13 +89,25 @@ async def answer_concat(state: MadamState, runtime: Runtime[MadamContext]) -> di
     ctx = settings(runtime, MadamContext)
     prompt = _concat_prompt(state, ctx)
     update = await _answer(state, ctx, prompt, "answer", 1, "given")
-    return {**update, "stop_reason": "single_answer"}
+    why = "One answer from all documents in one prompt."
+    return {**update, "stop_reason": "single_answer", "decided_by": single(why)}
 
 
 def _stop_if_done(update: dict[str, Any], round_no: int, ctx: MadamContext) -> dict[str, Any]:
     if round_no >= 1 + ctx.reflection_rounds:
         update["stop_reason"] = "round_limit"
+        update["decided_by"] = decided(
+            SINGLE,
+            round_no,
+            "round_limit",
+            f"The answer after {ctx.reflection_rounds} review-and-refine round(s) stands.",
+        )
     return update
+
+
+def single(detail: str) -> DecidedBy:
+    """Provenance of a one-shot baseline answer."""
+    return decided(SINGLE, 1, "single_answer", detail)
 
 
 async def initial_answer(state: ReflectState, runtime: Runtime[MadamContext]) -> dict[str, Any]:

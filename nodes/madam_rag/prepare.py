@@ -12,6 +12,7 @@ from nodes.common import settings
 from nodes.madam_rag.context import MadamContext
 from nodes.madam_rag.state import MadamState
 from nodes.retrieval import retrieve_or_record
+from nodes.state import decided
 from tools.records import ErrorRecord, Evidence
 
 
@@ -68,6 +69,9 @@ async def _prepare(state: MadamState, ctx: MadamContext, use_documents: bool) ->
             verdict=None,
             stop_reason="no_documents",
             justification="No documents were given or retrieved.",
+            decided_by=decided(
+                "prepare", 0, "no_documents", "No documents were given or retrieved."
+            ),
         )
     return update
 

@@ -7,7 +7,8 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from nodes.common import budget_stop, over_budget, route, settings, turn_of
-from nodes.state import Turn
+from nodes.labelled import without_label
+from nodes.state import DecidedBy, Turn, decided
 from nodes.tool_mad.context import ToolMADContext
 from nodes.tool_mad.rounds import DEBATERS
 from nodes.tool_mad.state import ToolMADState
@@ -57,10 +58,31 @@ async def consensus_check(state: ToolMADState, runtime: Runtime[ToolMADContext])
         update.update(
             verdict=turns[0]["label"],
             stop_reason="consensus",
-            justification=f"Both debaters concluded {turns[0]['label']} in round {round_no}. "
-            f"{best.get('agent')}: {best.get('answer', '')}".strip(),
+            justification=without_label(best.get("answer")),
+            decided_by=consensus_record(turns, round_no, ctx, str(best.get("agent"))),
         )
     return update
+
+
+def consensus_record(
+    turns: list[Turn], round_no: int, ctx: ToolMADContext, reasoning_of: str
+) -> DecidedBy:
+    """Provenance of a consensus verdict: the shared label and the scores that passed."""
+    detail = f"Both debaters concluded {turns[0].get('label')} in round {round_no}"
+    if ctx.stability_score:
+        detail += (
+            f", every answer over the thresholds (faithfulness {ctx.faithfulness_threshold:.2f}"
+            f", answer relevance {ctx.relevance_threshold:.2f})"
+        )
+    scores = {
+        str(t.get("agent")): {
+            "faithfulness": t.get("faithfulness"),
+            "answer_relevance": t.get("answer_relevance"),
+        }
+        for t in turns
+    }
+    detail += f"; the justification is {reasoning_of}'s reasoning."
+    return decided("debaters", round_no, "consensus", detail, scores=scores)
 
 
 def route_after_check(state: ToolMADState) -> Literal["start_round", "judge", "__end__"]:

@@ -9,8 +9,8 @@ from langgraph.runtime import Runtime
 
 from nodes.common import model_for, settings, turn_of
 from nodes.evidence_block import QUERY_CHARS, quote_answer, render_evidence, sanitize
-from nodes.labelled import ask_label
-from nodes.state import Turn
+from nodes.labelled import ask_label, without_label
+from nodes.state import Turn, decided
 from nodes.tool_mad.context import ToolMADContext
 from nodes.tool_mad.rounds import DEBATERS
 from nodes.tool_mad.state import ToolMADState
@@ -21,6 +21,17 @@ def average(turns: list[Turn], key: str) -> float | None:
     """Mean of a score over the rounds where it could be computed."""
     values = [float(v) for t in turns if isinstance(v := t.get(key), int | float)]
     return mean(values) if values else None
+
+
+def average_scores(transcript: list[Turn]) -> dict[str, dict[str, float | None]]:
+    """Each debater's faithfulness and answer relevance, averaged over its rounds."""
+    return {
+        agent: {
+            key: average([t for t in transcript if t.get("agent") == agent], key)
+            for key in ("faithfulness", "answer_relevance")
+        }
+        for agent in DEBATERS
+    }
 
 
 def render_scores(transcript: list[Turn]) -> str:
@@ -89,17 +100,37 @@ def score_problems(turn: Turn, ctx: ToolMADContext) -> list[str]:
     return problems
 
 
-def situation(transcript: list[Turn], round_no: int, ctx: ToolMADContext) -> str:
-    """Why the judge is deciding: the debaters disagreed, or agreed without passing scores."""
+def last_round(
+    transcript: list[Turn], round_no: int, ctx: ToolMADContext
+) -> tuple[str | None, str]:
+    """The label both debaters agreed on in ``round_no`` (None: none), and why in words.
+
+    The words say why the agreement did not count, or what each debater said.
+    """
     turns = [t for a in DEBATERS if (t := turn_of(transcript, a, round_no))]
     labels = [t.get("label") for t in turns]
     if len(turns) == len(DEBATERS) and len(set(labels)) == 1 and labels[0] is not None:
         problems = [p for t in turns for p in score_problems(t, ctx)]
-        return prompts.SITUATION_AGREED_UNSTABLE.format(
-            label=labels[0], problems="; ".join(problems) or "the stability check did not pass"
-        )
+        return labels[0], "; ".join(problems) or "the stability check did not pass"
     said = ", ".join(f"{t.get('agent')}: {t.get('label') or 'no readable label'}" for t in turns)
-    return prompts.SITUATION_DISAGREED.format(labels=said or "no answers")
+    return None, said or "no answers"
+
+
+def situation(transcript: list[Turn], round_no: int, ctx: ToolMADContext) -> str:
+    """Why the judge is deciding: the debaters disagreed, or agreed without passing scores."""
+    agreed, words = last_round(transcript, round_no, ctx)
+    if agreed is not None:
+        return prompts.SITUATION_AGREED_UNSTABLE.format(label=agreed, problems=words)
+    return prompts.SITUATION_DISAGREED.format(labels=words)
+
+
+def judge_detail(transcript: list[Turn], round_no: int, ctx: ToolMADContext) -> str:
+    """Why the judge decided, for ``decided_by``: no consensus by the round limit, and how."""
+    agreed, words = last_round(transcript, round_no, ctx)
+    head = f"No consensus after {round_no} round(s), the round limit: in round {round_no}"
+    if agreed is not None:
+        return f"{head} both debaters concluded {agreed}, but {words}."
+    return f"{head} the debaters disagreed ({words})."
 
 
 async def judge(state: ToolMADState, runtime: Runtime[ToolMADContext]) -> dict[str, Any]:
@@ -123,7 +154,14 @@ async def judge(state: ToolMADState, runtime: Runtime[ToolMADContext]) -> dict[s
     )
     return {
         "verdict": reply.label,
-        "justification": reply.text,
+        "justification": without_label(reply.text),
+        "decided_by": decided(
+            "judge",
+            state["round"],
+            "round_limit",
+            judge_detail(transcript, state["round"], ctx),
+            scores=average_scores(transcript) if ctx.stability_score else {},
+        ),
         "stop_reason": "round_limit",
         "cost": reply.cost,
         "errors": reply.errors,

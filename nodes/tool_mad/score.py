@@ -57,7 +57,7 @@ def make_score_node(agent: str) -> Node:
             turn["faithfulness"] = result.faithfulness
             turn["answer_relevance"] = result.answer_relevance
             update = {"cost": result.cost, "errors": result.errors}
-        return {**update, "transcript": [turn]}
+        return {**update, "transcript": [turn], "drafts": {agent: None}}
 
     score.__name__ = f"score_{agent}"
     return score
