@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tools.embeddings import EMBEDDING_DIM, default_embeddings
+from tools.embeddings import encoder_for, spec_of
 from tools.manifest import BM25_B, BM25_K1, Manifest, new_generation
 from tools.ranking import RRF_K, best_per_document
 from tools.vectorstore import drop_collections, locked_client, passage_depth
@@ -50,7 +50,7 @@ def build_native(manifest: Manifest, uri: str = "") -> tuple[str, float]:
         "text", DataType.VARCHAR, max_length=_TEXT, enable_analyzer=True, analyzer_params=ANALYZER
     )
     schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=EMBEDDING_DIM)
+    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=spec_of(manifest).dim)
     schema.add_function(
         Function(
             name="bm25",
@@ -102,7 +102,7 @@ def native_rank(
     fetch = passage_depth(k, manifest.passages)
     requests = []
     if mode == "hybrid":
-        vector = default_embeddings().embed_query(query)
+        vector = encoder_for(spec_of(manifest)).embed_query(query)
         requests = [
             AnnSearchRequest(data=[vector], anns_field="vector", param={}, limit=fetch),
             AnnSearchRequest(data=[query], anns_field="sparse", param={}, limit=fetch),
