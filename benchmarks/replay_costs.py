@@ -23,6 +23,7 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from graphs.tool_mad import graph  # noqa: E402
+from nodes.tool_mad.context import ToolMADContext  # noqa: E402
 from tests.fake_provider import fake_provider  # noqa: E402
 from tests.test_capable_tool_mad import KAREENA, SPONGEBOB, Replay  # noqa: E402
 from tools import retrieval  # noqa: E402
@@ -48,8 +49,8 @@ def tokens(text: str) -> int:
 async def measure(claim: str, settings: dict[str, Any]) -> tuple[int, int, int, int, str]:
     """Calls, input and output tokens, rounds and stop reason of one replayed claim."""
     with fake_provider(Replay()) as provider:
-        context = {"model": provider.model(), **settings}
-        result = await graph.ainvoke({"claim": claim}, context=context)
+        context = ToolMADContext(model=provider.model(), **settings)
+        result: dict[str, Any] = await graph.ainvoke({"claim": claim}, context=context)
     sent = sum(tokens(str(r["messages"][-1]["content"])) for r in provider.requests)
     received = sum(tokens(r["answer"]) for r in provider.replies)
     return len(provider.requests), sent, received, result["rounds"], result["stop_reason"]

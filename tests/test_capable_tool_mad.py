@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from graphs.tool_mad import graph
+from nodes.tool_mad.context import ToolMADContext
 from tests.capable import recorded
 from tests.fake_provider import FakeProvider, fake_provider
 
@@ -120,7 +121,7 @@ def recorded_docs(fake_tools: dict[str, list[str]]) -> dict[str, list[str]]:
 
 
 async def run(provider: FakeProvider, claim: str, **settings: Any) -> dict[str, Any]:
-    context = {"model": provider.model(), **settings}
+    context = ToolMADContext(model=provider.model(), **settings)
     result: dict[str, Any] = await graph.ainvoke({"claim": claim}, context=context)
     return result
 
