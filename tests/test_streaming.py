@@ -20,6 +20,7 @@ from nodes.madam_rag.context import MadamContext
 from nodes.tool_mad.context import ToolMADContext
 from tests.conftest import doc
 from tests.fakes import ragas_rules
+from tests.test_server import server as server  # noqa: F401  (the langgraph dev fixture)
 
 CLAIM = "The Eiffel Tower is located in Paris."
 QUESTION = "In which year was Michael Jordan born?"
@@ -250,3 +251,44 @@ def test_shown_label_tells_unreadable_from_free_text():
     error = {"agent": "agent_1", "round": 1, "kind": "parse_error", "message": "m"}
     assert shown_label(turn, [error]) == "UNPARSED"
     assert shown_label(turn, [{**error, "round": 2}]) == ""
+
+
+@pytest.mark.service
+async def test_langgraph_dev_streams_drafts_in_updates_and_values(server: str):
+    """Through a live `langgraph dev` (tests/server_graph.py): the SDK sees each part in order."""
+    from langgraph_sdk import get_client
+
+    client = get_client(url=server)
+    events: list[tuple[str, dict[str, Any]]] = []
+    snapshots: list[dict[str, Any]] = []
+    async for part in client.runs.stream(
+        None,
+        "tool-mad",
+        input={"claim": CLAIM},
+        context={"model": "scripted-server"},
+        stream_mode=["updates", "values"],
+    ):
+        if part.event == "updates":
+            events += [(node, update or {}) for node, update in part.data.items()]
+        elif part.event == "values":
+            snapshots.append(part.data)
+    agent = "debater_a"
+    order = [
+        first_index(events, lambda u: bool(draft(u, agent).get("query"))),
+        first_index(events, lambda u: bool(draft(u, agent).get("evidence"))),
+        first_index(events, lambda u: bool(draft(u, agent).get("answer"))),
+        first_index(events, lambda u: any(t["agent"] == agent for t in u.get("transcript", []))),
+        first_index(events, lambda u: u.get("verdict") is not None),
+    ]
+    assert [node for _, node in order] == [
+        f"query_{agent}",
+        f"retrieve_{agent}",
+        f"argue_{agent}",
+        f"score_{agent}",
+        "consensus_check",
+    ]
+    assert [i for i, _ in order] == sorted(i for i, _ in order)
+    assert any(draft(s, agent).get("query") for s in snapshots)  # values mode shows it too
+    final = snapshots[-1]
+    assert final["decided_by"]["agent"] == "debaters" and final["drafts"] == {}
+    assert "**" not in final["justification"]
