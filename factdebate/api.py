@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import AsyncIterator
 from dataclasses import fields
 from pathlib import Path
@@ -220,13 +221,17 @@ async def averify(
     if html is not None:
         check_page_path(html)
     result: dict[str, Any] = {}
+    started = time.perf_counter()
     async for node, update in astream_verify(
         text, method, documents, checkpoint=checkpoint, thread=thread, **settings
     ):
         if node == "result":
             result = update
     if html is not None:
-        await asyncio.to_thread(save_debate_page, html, result, text, method, **settings)
+        elapsed = time.perf_counter() - started
+        await asyncio.to_thread(
+            lambda: save_debate_page(html, result, text, method, elapsed_s=elapsed, **settings)
+        )
     return result
 
 
@@ -246,11 +251,17 @@ def check_page_path(path: str | Path) -> None:
 
 
 def save_debate_page(
-    path: str | Path, result: dict[str, Any], text: str, method: str, **settings: Any
+    path: str | Path,
+    result: dict[str, Any],
+    text: str,
+    method: str,
+    *,
+    elapsed_s: float | None = None,
+    **settings: Any,
 ) -> Path:
     """Write the debate page of ``result`` to ``path`` (atomically) and return the path.
 
-    ``settings`` are the run's (the page shows the model and the score thresholds).
+    ``settings`` are the run's (the page shows them all); ``elapsed_s`` the run's seconds.
 
     Raises:
         ValueError: bad settings, or a path that cannot be written.
@@ -259,7 +270,7 @@ def save_debate_page(
 
     context = build_context(method, **settings)
     shown = {f.name: getattr(context, f.name) for f in fields(context)}
-    return write_debate_page(path, result, " ".join(text.split()), method, shown)
+    return write_debate_page(path, result, " ".join(text.split()), method, shown, elapsed_s)
 
 
 def verify(

@@ -18,6 +18,8 @@ from tools.files import write_atomic
 FAILED = "error"  # stop_reason of an item whose run raised
 LABEL_TASK = "labels"  # claim datasets: one gold label per item
 ANSWERS = "answers"  # question datasets: gold (and wrong) answer lists per item
+PLOT_SIZE = (6.4, 3.6)  # inches: every plot of a report has this size (640 x 360 pixels)
+PLOT_DPI = 100
 
 
 def _percentile(values: Sequence[float], q: float) -> float:
@@ -75,10 +77,30 @@ def run_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def majority_baseline(golds: Sequence[str], labels: Sequence[str]) -> dict[str, Any] | None:
+    """Accuracy of always answering the most frequent gold label; None without items.
+
+    Ties go to the label listed first in ``labels``.
+    """
+    if not golds:
+        return None
+    counts = Counter(golds)
+    order = {label: n for n, label in enumerate(labels)}
+    label = min(counts, key=lambda g: (-counts[g], order.get(g, len(order)), g))
+    return {"label": label, "accuracy": counts[label] / len(golds), "support": counts[label]}
+
+
 def compute_metrics(rows: Sequence[dict[str, Any]], labels: Sequence[str]) -> dict[str, Any]:
     """Label metrics plus cost, latency, stop reasons and error kinds of a run's rows."""
-    scored = label_metrics([r["gold"] for r in rows], [r.get("prediction") for r in rows], labels)
-    return {"task": LABEL_TASK, **scored, "labels": list(labels), **run_summary(rows)}
+    golds = [r["gold"] for r in rows]
+    scored = label_metrics(golds, [r.get("prediction") for r in rows], labels)
+    return {
+        "task": LABEL_TASK,
+        **scored,
+        "labels": list(labels),
+        "majority": majority_baseline(golds, labels),
+        **run_summary(rows),
+    }
 
 
 def compute_answer_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -113,8 +135,8 @@ def plot_confusion(metrics: dict[str, Any], path: Path, title: str) -> None:
     labels = list(metrics["labels"])
     columns = [*labels, UNPARSED]
     matrix = [[metrics["confusion"][g][p] for p in columns] for g in labels]
-    fig, ax = plt.subplots(figsize=(1.6 + 1.3 * len(columns), 1.4 + 1.0 * len(labels)))
-    ax.imshow(matrix, cmap="Blues")
+    fig, ax = plt.subplots(figsize=PLOT_SIZE)  # the size of the report's other plots
+    ax.imshow(matrix, cmap="Blues", aspect="auto")  # fill the plot: cells are not squares
     peak = max((v for row in matrix for v in row), default=0)
     for i, row in enumerate(matrix):
         for j, value in enumerate(row):
@@ -125,15 +147,16 @@ def plot_confusion(metrics: dict[str, Any], path: Path, title: str) -> None:
                 ha="center",
                 va="center",
                 color="white" if peak and value > peak / 2 else "black",
+                fontsize=11,
             )
-    ax.set_xticks(range(len(columns)), [c.replace(" ", "\n") for c in columns], fontsize=8)
-    ax.set_yticks(range(len(labels)), [c.replace(" ", "\n") for c in labels], fontsize=8)
+    ax.set_xticks(range(len(columns)), [c.replace(" ", "\n") for c in columns], fontsize=9)
+    ax.set_yticks(range(len(labels)), [c.replace(" ", "\n") for c in labels], fontsize=9)
     ax.set_xlabel("predicted")
     ax.set_ylabel("gold")
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title, fontsize=11)
     fig.tight_layout()
     image = io.BytesIO()
-    fig.savefig(image, format="png", dpi=120)
+    fig.savefig(image, format="png", dpi=PLOT_DPI)
     plt.close(fig)
     write_atomic(path, image.getvalue())
 
@@ -173,6 +196,7 @@ def _label_lines(metrics: dict[str, Any]) -> list[str]:
         f"| {_pct(metrics['accuracy'])} | {_pct(metrics['macro_f1'])} | {metrics['unparsed']} | "
         f"{metrics['failed']} | {metrics['items_with_errors']} | {metrics['mean_rounds']:.2f} |",
         "",
+        *_majority_lines(metrics),
         "## Per class",
         "",
         "| label | precision | recall | F1 | support |",
@@ -193,6 +217,18 @@ def _label_lines(metrics: dict[str, Any]) -> list[str]:
         ),
         "",
         "![confusion matrix](confusion.png)",
+        "",
+    ]
+
+
+def _majority_lines(metrics: dict[str, Any]) -> list[str]:
+    """The majority-class baseline, to read the accuracy against."""
+    majority = metrics.get("majority")
+    if not majority:
+        return []
+    return [
+        f"Majority-class baseline: always answering {majority['label']} scores "
+        f"{_pct(majority['accuracy'])} accuracy ({majority['support']} of {metrics['n']}).",
         "",
     ]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from functools import cache
@@ -11,6 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup, escape
+
+from prompts.labels import LABEL_SPELLINGS, spelling_key
+from tools.secrets import redact
 
 # Stop reasons in plain words (unknown ones are shown as they are).
 STOP_REASONS = {
@@ -34,17 +39,79 @@ STOP_REASONS = {
 _NOT_DEBATERS = {"moderator", "aggregator"}
 # Context fields shown next to the scores they bound.
 THRESHOLD_FIELDS = ("faithfulness_threshold", "relevance_threshold", "confidence_threshold")
+DOC_CHARS = 3000  # characters of one document's text shown on a page (the rest is counted)
+# Labels written in bold (``**SUPPORTS**``) are shown as label badges; these add the jury's.
+_EXTRA_LABELS = {"TRUE": "TRUE", "FALSE": "FALSE", "FACTUAL": "FACTUAL"}
+_BOLD = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
+# A line that only restates the label: markdown, a short lead-in ("Verdict:") and the label.
+_LEAD_IN = re.compile(r"^[\s#>*_`-]*(?:[A-Za-z]+(?: [A-Za-z]+)?\s*[:=-]\s*)?")
+# Scores and their definitions (RAGAS): shown on 0-1; a value outside is clamped, and said so.
+SCORE_NAMES = {"faithfulness": "faithfulness", "answer_relevance": "answer relevance"}
+SCORE_NOTE = (
+    "RAGAS faithfulness is the share of the answer's statements the documents support (0 to "
+    "1); RAGAS answer relevancy is the mean cosine similarity between the claim and questions "
+    "written back from the answer, reported on 0 to 1, so a negative mean is shown as 0.00 "
+    "with its raw value beside it."
+)
 
 
 @cache
 def environment() -> jinja2.Environment:
     """The templates of the report pages, every value HTML-escaped unless marked safe."""
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader("factdebate", "templates"),
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["prose"] = prose
+    env.filters["label_class"] = label_class
+    return env
+
+
+def canonical_label(text: str) -> str | None:
+    """The label ``text`` spells (``Supported`` -> ``SUPPORTS``), or None when it is none."""
+    key = spelling_key(text)
+    return LABEL_SPELLINGS.get(key) or _EXTRA_LABELS.get(key)
+
+
+def label_class(value: str | None) -> str:
+    """CSS class of a label badge (``none`` when there is no label)."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", value) if value else "none"
+
+
+def _badge(label: str) -> str:
+    return f'<span class="label {label_class(label)}">{escape(label)}</span>'
+
+
+def prose(text: object) -> Markup:
+    """Model text as safe HTML: escaped, ``**LABEL**`` as a label badge, other bold as bold."""
+    escaped = str(escape("" if text is None else str(text)))
+
+    def bold(match: re.Match[str]) -> str:
+        label = canonical_label(html.unescape(match.group(1)))
+        return _badge(label) if label else f"<strong>{match.group(1)}</strong>"
+
+    return Markup(_BOLD.sub(bold, escaped))
+
+
+def _restates_label(line: str) -> bool:
+    """Whether a line only names a label (``**SUPPORTS**``, ``Verdict: Refuted``)."""
+    for core in (line, _LEAD_IN.sub("", line, count=1)):
+        core = core.strip().strip("*_`.!#> ")
+        if core and canonical_label(core) is not None:
+            return True
+    return False
+
+
+def reasoning(justification: str | None) -> str:
+    """The deciding agent's reasoning without the lines that only restate its label."""
+    lines = str(justification or "").strip().splitlines()
+    while lines and (not lines[-1].strip() or _restates_label(lines[-1])):
+        lines.pop()
+    while lines and (not lines[0].strip() or _restates_label(lines[0])):
+        lines.pop(0)
+    return "\n".join(lines).strip()
 
 
 def stop_reason_words(reason: str | None) -> str:
@@ -52,6 +119,88 @@ def stop_reason_words(reason: str | None) -> str:
     if not reason:
         return "the run did not report why it stopped"
     return STOP_REASONS.get(reason, reason)
+
+
+def capped(text: object, limit: int = DOC_CHARS) -> dict[str, Any]:
+    """A document text cut to ``limit`` characters, and how many were left out."""
+    full = " ".join(str(text or "").split())
+    return {"text": full[:limit], "more": max(0, len(full) - limit)}
+
+
+def _documents(docs: list[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
+    """Documents with their text capped for the page."""
+    return [{**d, "body": capped(d.get("text"))} for d in docs or []]
+
+
+def _score_metric(error: Mapping[str, Any]) -> str | None:
+    """Which score a scoring error is about (``faithfulness``, ``answer_relevance``)."""
+    if not str(error.get("stage") or "").startswith("score"):
+        return None
+    message, stage = str(error.get("message") or ""), str(error.get("stage") or "")
+    for metric in SCORE_NAMES:
+        if message.startswith(metric):
+            return metric
+    return "answer_relevance" if "Relevance" in stage else "faithfulness"
+
+
+def _score_reasons(errors: list[Mapping[str, Any]]) -> dict[tuple[int, str, str], str]:
+    """(round, agent, score) -> the recorded reason it was not computed."""
+    reasons: dict[tuple[int, str, str], str] = {}
+    for error in errors:
+        metric = _score_metric(error)
+        if metric is None:
+            continue
+        key = (int(error.get("round") or 0), str(error.get("agent") or ""), metric)
+        message = str(error.get("message") or error.get("kind") or "").strip()
+        message = message.removeprefix(f"{metric}:").strip()
+        reasons.setdefault(key, f"{error.get('kind') or 'error'}: {message}")
+    return reasons
+
+
+def score_view(
+    name: str, value: float | None, bound: float | None, reason: str | None = None
+) -> dict[str, Any]:
+    """One score as shown: clamped to 0-1 (raw value kept), its threshold, or why it is missing."""
+    view: dict[str, Any] = {"name": name, "value": value, "bound": bound, "reason": reason}
+    if value is None:
+        return view
+    shown = min(1.0, max(0.0, float(value)))
+    view["shown"] = f"{shown:.2f}"
+    view["raw"] = f"{float(value):.2f}" if shown != float(value) else None
+    view["passes"] = None if bound is None else float(value) >= bound
+    return view
+
+
+def _missing_reason(turn: Mapping[str, Any], metric: str, settings: Mapping[str, Any]) -> str:
+    """Why a score is absent when no error names it."""
+    if settings.get("stability_score") is False:
+        return "scoring is off (stability_score=false)"
+    if metric == "faithfulness" and turn.get("tool") == "none":
+        return "not applicable: this debater has no retrieval tool"
+    if not turn.get("answer"):
+        return "there was no answer to score"
+    return "no reason was recorded"
+
+
+def _turn_scores(
+    turn: Mapping[str, Any],
+    settings: Mapping[str, Any],
+    reasons: dict[tuple[int, str, str], str],
+) -> list[dict[str, Any]]:
+    """The scores of a scored turn (Tool-MAD), each with its threshold or missing reason."""
+    bounds = {"faithfulness": "faithfulness_threshold", "answer_relevance": "relevance_threshold"}
+    views = []
+    for metric, name in SCORE_NAMES.items():
+        if metric not in turn:
+            continue
+        value = turn.get(metric)
+        reason = None
+        if value is None:
+            key = (int(turn.get("round") or 0), str(turn.get("agent") or ""), metric)
+            reason = reasons.get(key) or _missing_reason(turn, metric, settings)
+        bound = settings.get(bounds[metric])
+        views.append(score_view(name, value, None if bound is None else float(bound), reason))
+    return views
 
 
 def _rounds(turns: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -83,16 +232,67 @@ def _claims(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def provenance(result: Mapping[str, Any]) -> dict[str, Any]:
+    """Who decided the verdict, after which round and why (the contract's ``decided_by``).
+
+    A result without one (an older run, a method that does not say) gives empty fields; the
+    page then shows only the stop reason.
+    """
+    given = result.get("decided_by")
+    given = dict(given) if isinstance(given, Mapping) else {}
+    reason = given.get("reason")
+    why = given.get("detail") or (stop_reason_words(str(reason)) if reason else None)
+    scores = given.get("scores")
+    return {
+        "agent": str(given["agent"]) if given.get("agent") else None,
+        "round": given.get("round"),
+        "why": str(why) if why else None,
+        "scores": {
+            str(agent): [
+                score_view(SCORE_NAMES.get(k, k), v, None)
+                for k, v in dict(values).items()
+                if v is None or isinstance(v, int | float)
+            ]
+            for agent, values in (scores.items() if isinstance(scores, Mapping) else [])
+            if isinstance(values, Mapping)
+        },
+    }
+
+
+def _shown_settings(settings: Mapping[str, Any]) -> dict[str, str]:
+    """The run's settings as text, sorted by name, any secret-looking value redacted."""
+    return {k: redact(str(v)) for k, v in sorted(settings.items()) if not k.startswith("_")}
+
+
 def page_context(
     result: Mapping[str, Any],
     text: str,
     method: str,
     settings: Mapping[str, Any] | None = None,
+    elapsed_s: float | None = None,
 ) -> dict[str, Any]:
     """What the debate template needs, taken from a result contract and the run's settings."""
     settings = dict(settings or {})
+    errors = list(result.get("errors") or [])
+    reasons = _score_reasons(errors)
+
+    def card(turn: Mapping[str, Any]) -> dict[str, Any]:
+        answer = str(turn.get("answer") or "")
+        text = turn.get("reasoning") or (reasoning(answer) if turn.get("label") else answer)
+        shown = {
+            **turn,
+            "shown_answer": text or answer,  # the label is shown beside it, as a badge
+            "scores": _turn_scores(turn, settings, reasons),
+        }
+        if "evidence" in turn:
+            shown["evidence"] = _documents(turn.get("evidence"))
+        return shown
+
     notes = {int(n.get("round") or 0): n for n in result.get("moderator_notes") or []}
     rounds = [] if "claims" in result else _rounds(list(result.get("transcript") or []))
+    claims = _claims(result)
+    for slot in [*rounds, *(s for c in claims for s in c["rounds"])]:
+        slot["columns"] = [card(t) for t in slot["columns"]]
     for slot in rounds:
         slot["notes"] = notes.get(slot["number"])
     cost = dict(result.get("cost") or {})
@@ -103,21 +303,26 @@ def page_context(
         "model": settings.get("model"),
         "verdict": result.get("verdict"),
         "answers": result.get("answers"),
-        "justification": result.get("justification") or "",
+        "justification": reasoning(result.get("justification")),
+        "provenance": provenance(result),
         "stop_reason": result.get("stop_reason"),
         "stop_words": stop_reason_words(result.get("stop_reason")),
         "rounds_run": result.get("rounds"),
         "rounds": rounds,
-        "claims": _claims(result),
+        "claims": claims,
         "dropped": result.get("dropped") or [],
         "scores": {
             k: v for k, v in (result.get("scores") or {}).items() if not isinstance(v, dict | list)
         },
-        "documents": result.get("documents") or result.get("evidence") or [],
+        "documents": _documents(result.get("documents") or result.get("evidence")),
         "thresholds": {k: settings[k] for k in THRESHOLD_FIELDS if settings.get(k) is not None},
+        "score_note": SCORE_NOTE,
+        "has_scores": any(t["scores"] for slot in rounds for t in slot["columns"]),
+        "settings": _shown_settings(settings),
+        "elapsed_s": elapsed_s,
         "cost": cost,
         "total": total,
-        "errors": list(result.get("errors") or []),
+        "errors": errors,
     }
 
 
@@ -126,6 +331,7 @@ def render_debate_page(
     text: str,
     method: str,
     settings: Mapping[str, Any] | None = None,
+    elapsed_s: float | None = None,
 ) -> str:
     """The debate page as HTML: no script, no network, every model and document text escaped.
 
@@ -133,12 +339,13 @@ def render_debate_page(
         result: The result contract of a run (``factdebate.api.averify`` or ``score_answer``).
         text: The claim, question or long answer that was checked.
         method: The method's registered name.
-        settings: The run's settings (model and thresholds are shown when present).
+        settings: The run's settings (shown in full; model and thresholds also in place).
+        elapsed_s: The run's wall-clock seconds, when known.
     """
     return (
         environment()
         .get_template("debate.html.j2")
-        .render(**page_context(result, text, method, settings))
+        .render(**page_context(result, text, method, settings, elapsed_s))
     )
 
 
@@ -157,6 +364,7 @@ def write_page(path: str | Path, html: str) -> Path:
         ValueError: the folder cannot be created or written.
     """
     target = Path(path).expanduser()
+    html = redact(html)  # one last pass: no key (a model URL's, say) reaches a page
     tmp: str | None = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -180,6 +388,7 @@ def write_debate_page(
     text: str,
     method: str,
     settings: Mapping[str, Any] | None = None,
+    elapsed_s: float | None = None,
 ) -> Path:
     """Render the debate page and write it to ``path`` (atomically); return the path."""
-    return write_page(path, render_debate_page(result, text, method, settings))
+    return write_page(path, render_debate_page(result, text, method, settings, elapsed_s))

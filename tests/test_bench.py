@@ -133,6 +133,7 @@ def test_run_writes_reports_and_compare(tmp_path: Path, scripted) -> None:
     row = json.loads((run / "results.jsonl").read_text().splitlines()[0])
     assert set(row) == {
         "id",
+        "claim",  # the item's text: results.jsonl is auditable without the dataset
         "gold",
         "prediction",
         "stop_reason",

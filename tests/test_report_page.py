@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
+from markupsafe import escape
 from typer.testing import CliRunner
 
 import tests.test_debate_cv as dcv
@@ -17,12 +15,11 @@ import tests.test_mad_fact as mf
 import tests.test_madam_rag as madam
 import tests.test_tool_mad as tm
 from factdebate.api import averify
-from factdebate.bench_page import render_compare_page
 from factdebate.cli import app
 from factdebate.long_form import ascore_answer
-from factdebate.report_page import render_debate_page, stop_reason_words
+from factdebate.report_page import prose, reasoning, render_debate_page, stop_reason_words
+from tests.chromium import opener, visible
 from tests.conftest import doc
-from tests.test_bench import bench, make_data
 from tools import retrieval
 
 HOSTILE = "<script>alert('pwned')</script>"
@@ -30,81 +27,10 @@ HOSTILE_TITLE = '<img src=x onerror="alert(1)">'
 runner = CliRunner()
 
 
-class _Text(HTMLParser):
-    """Visible text of a page (what is not inside <style>/<script>), and the tags seen."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.parts: list[str] = []
-        self.tags: list[str] = []
-        self._skip = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append(tag)
-        self._skip += tag in ("style", "script", "title")
-
-    def handle_endtag(self, tag: str) -> None:
-        self._skip -= tag in ("style", "script", "title")
-
-    def handle_data(self, data: str) -> None:
-        if not self._skip:
-            self.parts.append(data)
-
-
-def visible(html: str) -> tuple[str, list[str]]:
-    parser = _Text()
-    parser.feed(html)
-    text = " ".join(" ".join(parser.parts).split())
-    return re.sub(r" ([:;,.)])", r"\1", text), parser.tags  # no space before punctuation
-
-
-# ------------------------------------------------------------------ headless Chromium
-
-
-def _chromium() -> str | None:
-    return next((p for n in ("chromium", "chromium-browser") if (p := shutil.which(n))), None)
-
-
 @pytest.fixture
 def browser(tmp_path: Path) -> Any:
     """Open a local page in headless Chromium: its DOM after loading, and a screenshot."""
-    exe = _chromium()
-    if exe is None:
-        pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium)")
-    assert exe is not None
-
-    def open_page(page: Path, png: Path) -> str:
-        flags = [
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-        ]
-        profile = tmp_path / f"profile-{png.stem}"
-        profile.mkdir()
-        dom = subprocess.run(
-            [
-                exe,
-                *flags,
-                f"--user-data-dir={profile}",
-                "--window-size=1280,2000",
-                "--dump-dom",
-                f"--screenshot={png}",
-                page.resolve().as_uri(),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=True,
-        ).stdout
-        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        return dom
-
-    return open_page
+    return opener(tmp_path)
 
 
 # ------------------------------------------------------------------ debate pages
@@ -144,6 +70,12 @@ def test_demo_page_in_chromium(tmp_path: Path, scripted, hostile_tools, browser,
     assert re.search(r"answer relevance 0\.\d\d \(threshold 0\.80: (passes|below)", text)
     assert re.search(r"judge 1 \d+ \d+", text) and re.search(r"scorer \d+ \d+ \d+", text)
     assert "Recorded errors (0)" in text
+    # What a fact-checker audits: the evidence's words, the deciding reasoning, the settings.
+    assert "The tower is in Paris." in text  # the document's text, not only its title
+    assert re.search(r"Reasoning (of the judge )?The evidence places it in Paris\.", text)
+    assert re.search(r"run time \d+\.\d s", text) and "relevance_strictness 1" in text
+    assert "**" not in text  # labels are badges, never raw markdown
+    assert re.search(r'<span class="label REFUTES">REFUTES</span>', dom)
 
 
 async def test_unscored_turn_shows_not_computed_and_errors_are_listed(tmp_path: Path, scripted):
@@ -177,6 +109,102 @@ async def test_unscored_turn_shows_not_computed_and_errors_are_listed(tmp_path: 
     assert "faithfulness not computed (threshold 0.70)" in text
     assert "answer relevance 0.50 (threshold 0.80: below" in text
     assert "Recorded errors (1)" in text and "parse_error" in text and "??!" in text
+    assert "no reason was recorded" in text  # said, not left blank
+
+
+def _scored_turn(**scores: Any) -> dict[str, Any]:
+    return {
+        "round": 1,
+        "agent": "debater_a",
+        "tool": "rag",
+        "query": "q",
+        "evidence": [doc("d1", "x" * 5000, "Long document")],
+        "answer": "It is in Paris, so **Supported**.\n**SUPPORTS**",
+        "label": "SUPPORTS",
+        **scores,
+    }
+
+
+def test_score_reason_sits_next_to_the_score_and_numbers_stay_in_range():
+    result = {
+        "verdict": "SUPPORTS",
+        "justification": "Both sources agree it is in **Paris**.\nScores: **NOT ENOUGH INFO**",
+        "stop_reason": "round_limit",
+        "rounds": 1,
+        "transcript": [_scored_turn(faithfulness=None, answer_relevance=-0.04)],
+        "errors": [
+            {
+                "round": 1,
+                "agent": "debater_a",
+                "stage": "score",
+                "kind": "score_error",
+                "message": "faithfulness: TimeoutError: the scorer took too long",
+            }
+        ],
+    }
+    thresholds = {"faithfulness_threshold": 0.7, "relevance_threshold": 0.8}
+    html = render_debate_page(result, "c", "tool-mad", thresholds, elapsed_s=12.34)
+    text, _ = visible(html)
+    assert (
+        "faithfulness not computed (threshold 0.70): score_error: TimeoutError: the scorer "
+        "took too long" in text
+    )
+    assert "answer relevance 0.00 (raw -0.04) (threshold 0.80: below)" in text
+    assert "-0.04" not in text.replace("(raw -0.04)", "")  # only ever shown as the raw value
+    assert "RAGAS answer relevancy is the mean cosine similarity" in text
+    assert "Reasoning Both sources agree it is in Paris." in text
+    assert "NOT ENOUGH INFO" not in text  # the echoed label line is not the reasoning
+    assert "**" not in text and "<strong>Paris</strong>" in html
+    assert "It is in Paris, so SUPPORTS." in text  # a label spelling in bold is a badge
+    assert "run time 12.3 s" in text and "relevance_threshold 0.8" in text
+    assert "x" * 3000 in text and "x" * 3001 not in text
+    assert "2000 more characters not shown" in text
+
+
+def test_score_absent_because_scoring_is_off_or_no_tool():
+    off = _scored_turn(faithfulness=None, answer_relevance=None)
+    text, _ = visible(
+        render_debate_page({"transcript": [off]}, "c", "m", {"stability_score": False})
+    )
+    assert text.count("not computed: scoring is off (stability_score=false)") == 2
+    bare = {**_scored_turn(faithfulness=None, answer_relevance=0.9), "tool": "none"}
+    text, _ = visible(render_debate_page({"transcript": [bare]}, "c", "m", {}))
+    assert "faithfulness not computed: not applicable: this debater has no retrieval tool" in text
+    assert "answer relevance 0.90" in text and "(raw" not in text
+
+
+def test_prose_and_reasoning_helpers():
+    assert str(prose("**Refuted** and **bold** <b>")) == (
+        '<span class="label REFUTES">REFUTES</span> and <strong>bold</strong> &lt;b&gt;'
+    )
+    assert str(prose(f"**{HOSTILE}**")) == f"<strong>{escape(HOSTILE)}</strong>"
+    assert reasoning("Verdict: **SUPPORTS**") == ""
+    assert reasoning("**REFUTES**\nBecause the dates differ.\nFinal answer - Refuted") == (
+        "Because the dates differ."
+    )
+    assert reasoning("The claim is not supported by the text.") == (
+        "The claim is not supported by the text."
+    )
+    assert reasoning(None) == ""
+
+
+def test_provenance_shown_when_given_and_stop_reason_alone_when_not():
+    decided = {
+        "agent": "moderator",
+        "round": 2,
+        "reason": "moderator",
+        "detail": "The moderator found no new insight.",
+    }
+    text, _ = visible(
+        render_debate_page({"verdict": "REFUTES", "decided_by": decided, "rounds": 2}, "c", "m")
+    )
+    assert "Decided by moderator after round 2: The moderator found no new insight." in text
+    assert "Reasoning of the moderator The deciding step gave no reasoning" in text
+    text, _ = visible(
+        render_debate_page({"verdict": "REFUTES", "stop_reason": "consensus"}, "c", "m")
+    )
+    assert "Decided by" not in text and "Stopped because the debaters agreed" in text
+    assert "Settings Not recorded." in text
 
 
 def test_stop_reasons_in_words():
@@ -255,39 +283,6 @@ def test_help_lists_methods_and_datasets_with_examples():
         assert "Example:" in runner.invoke(app, [command, "--help"]).output, command
 
 
-# ------------------------------------------------------------------ bench pages
-
-
-def test_bench_page_and_compare_page_in_chromium(tmp_path: Path, scripted, browser):
-    data = make_data(tmp_path / "data", "SSRN")
-    name, _ = scripted([("number 2", f"{HOSTILE}\n**REFUTES**")], default="Yes.\n**SUPPORTS**")
-    bench(tmp_path, data, name)
-    run = tmp_path / "run"
-    dom = browser(run / "report.html", tmp_path / "bench.png")
-    text, tags = visible(dom)
-    assert "cot on fever-mini" in text and "75.0" in text  # 3 of 4 right
-    srcs = re.findall(r'<img[^>]* src="([^"]+)"', dom)
-    assert len(srcs) == 5 and all(s.startswith("data:image/png;base64,") for s in srcs)
-    for title in ("Confusion matrix", "Per-class precision", "Rounds held", "Stop reasons"):
-        assert title in text
-    assert "Latency and cost per item" in text and "debater" in text
-    assert "script" not in tags
-    page = tmp_path / "cmp" / "compare.html"
-    shown = runner.invoke(app, ["bench", "--compare", str(run), str(run), "--html", str(page)])
-    assert shown.exit_code == 0, shown.output
-    dom = browser(page, tmp_path / "compare.png")
-    text, _ = visible(dom)
-    assert "2 runs side by side" in text and text.count("run cot fever-mini 4 75.0") == 2
-    assert len(re.findall(r'<img[^>]* src="data:image/png', dom)) == 4  # 2 bars + 2 matrices
-
-
-def test_compare_page_needs_finished_runs(tmp_path: Path):
-    with pytest.raises(FileNotFoundError, match="no metrics.json"):
-        render_compare_page([tmp_path])
-    bad = runner.invoke(app, ["bench", "--out", str(tmp_path / "r"), "--html", "x.html"])
-    assert bad.exit_code == 2 and "--html goes with --compare" in bad.output
-
-
 def test_score_answer_html(tmp_path: Path, scripted, fake_tools, data_home):
     name, _ = scripted([mf.clerk_rule([mf.CLAIM]), mf.confidence(0.9), mf.opinion("TRUE")])
     answer = tmp_path / "answer.txt"
@@ -306,7 +301,7 @@ def test_unwritable_page_is_a_clear_error_and_leaves_nothing(tmp_path: Path):
 
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
-    with pytest.raises(ValueError, match="cannot write page"):
+    with pytest.raises(ValueError, match=r"cannot write page|cannot be checked"):
         write_page(blocker / "page.html", "<p>x</p>")
     folder = tmp_path / "ro"
     folder.mkdir()
