@@ -456,6 +456,10 @@ def _check_index(context: Any) -> None:
         return
     if not collection_exists(context.collection, context.milvus_uri):
         raise IndexMissingError(context.collection)
+    if getattr(context, "embed_model", ""):  # refuse another encoder before any model call
+        from tools.retrieval import check_encoder
+
+        check_encoder(context.collection, context.embed_model, context.milvus_uri)
 
 
 @app.command(epilog="Example: factdebate index my_docs.jsonl --collection mine")
@@ -689,7 +693,11 @@ def bench(
         err.print(f"note: {note}", markup=False, soft_wrap=True)
     print_markdown((out_dir / "report.md").read_text(encoding="utf-8"))
     if context.get("review"):
-        out.print(f"decide the review queue with: factdebate review {out_dir}", markup=False)
+        out.print(
+            f"decide the review queue with: factdebate review {out_dir}",
+            markup=False,
+            soft_wrap=True,
+        )
     if (out_dir / "report.html").is_file():
         out.print(
             f"report page: {(out_dir / 'report.html').resolve()}", markup=False, soft_wrap=True

@@ -71,6 +71,7 @@ class ProgressLines:
         self._started = clock()
         self._pace = Pace(clock, unit)
         self._state: tuple[int, int | None, str] | None = None
+        self._rate = ""  # rate and time left as of the latest count (a beat does not decay it)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="progress-lines", daemon=True)
@@ -78,7 +79,7 @@ class ProgressLines:
     def line(self) -> str:
         """The progress line for the latest state."""
         with self._lock:
-            state = self._state
+            state, rate = self._state, self._rate
         done, total, note = state if state is not None else (0, None, "")
         parts = [f"{self._label}: {done}"]
         if total:
@@ -86,19 +87,18 @@ class ProgressLines:
         else:
             parts[0] += f" {self._unit}"
         parts.append(f"elapsed {clock_text(self._clock() - self._started)}")
-        if total:
-            parts.append(self._pace.update(done, total))
+        if rate:
+            parts.append(rate)
         if note:
             parts.append(note)
         return " · ".join(parts)
 
     def update(self, done: int, total: int | None = None, note: str = "") -> None:
         """Record the work done so far; the first call prints the opening line."""
+        rate = self._pace.update(done, total) if total else ""
         with self._lock:
             first = self._state is None
-            self._state = (done, total, note)
-        if total:
-            self._pace.update(done, total)  # starts the rate from the first count seen
+            self._state, self._rate = (done, total, note), rate
         if first:
             self._emit()
 

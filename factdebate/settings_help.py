@@ -227,7 +227,8 @@ def render(method: str, infos: Sequence[SettingInfo], width: int = 100) -> str:
     lines = [
         f"Settings of {method} ({context_class(method).__name__}); give any with "
         "--set NAME=VALUE (lists: comma-separated).",
-        "Model fields left at their default read FACTDEBATE_<NAME> from the environment.",
+        "model, debater_model, judge_model and scorer_model left at their defaults read "
+        "FACTDEBATE_MODEL, FACTDEBATE_DEBATER_MODEL, ... from the environment.",
     ]
     for group in GROUPS:
         members = [i for i in infos if i.group == group]

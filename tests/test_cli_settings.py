@@ -243,3 +243,19 @@ def test_license_file_is_the_apache_licence_pyproject_declares() -> None:
         "END OF TERMS AND CONDITIONS",
     ):
         assert part in text, part
+
+
+def test_cli_reference_generator_covers_every_command() -> None:
+    import importlib.util
+
+    import typer.main
+
+    spec = importlib.util.spec_from_file_location("gen_cli", REPO / "docs" / "gen_cli.py")
+    assert spec is not None and spec.loader is not None
+    gen_cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen_cli)
+    text = gen_cli.reference()
+    for name in typer.main.get_command(app).commands:  # type: ignore[attr-defined]
+        assert f"## `factdebate {name}`" in text
+    assert "Usage: factdebate settings [OPTIONS] {method}" in text
+    assert "max_llm_calls" in text and "factdebate settings" in text

@@ -98,7 +98,7 @@ def test_settings_from_a_mapping_reject_unknown_names_and_convert_json_numbers()
         load_method("debate-cv")[1].from_settings({"voters": 3})
 
 
-def test_cli_set_rejects_a_list_setting_given_as_text(scripted, tmp_path):
+def test_cli_set_reads_a_list_setting_as_comma_separated_and_checks_it(scripted, tmp_path):
     name, model = scripted([])
     answer = tmp_path / "a.txt"
     answer.write_text("Paris is in France.")
@@ -107,7 +107,7 @@ def test_cli_set_rejects_a_list_setting_given_as_text(scripted, tmp_path):
         ["score-answer", "--answer-file", str(answer), "--model", name, "--set", "roles=critic"],
     )
     assert result.exit_code == 2, result.output
-    assert "setting roles must be a list of strings" in result.output
+    assert "roles must be n_evaluators distinct names" in result.output  # one name, 3 jurors
     assert model.prompts == []
 
 
