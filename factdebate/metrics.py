@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from factdebate.datasets.base import LABELS
+
 UNPARSED = "UNPARSED"
+VERDICTS = frozenset(LABELS)
+"""Every verdict label a method gives; one outside a dataset's label set is out of labels."""
 
 
 def _ratio(num: float, den: float) -> float:
@@ -17,23 +21,33 @@ def _f1(precision: float, recall: float) -> float:
 
 
 def label_metrics(
-    gold: Sequence[str], pred: Sequence[str | None], labels: Sequence[str]
+    gold: Sequence[str],
+    pred: Sequence[str | None],
+    labels: Sequence[str],
+    unreadable: Sequence[bool] | None = None,
 ) -> dict[str, Any]:
     """Score predicted labels against gold labels.
 
-    A prediction that is ``None`` or not one of ``labels`` counts as unparsed:
-    it is wrong for accuracy and recall, and predicts no class for precision.
-    Macro-F1 averages over all ``labels`` (a label never in gold nor predicted
-    contributes 0.0). Every zero division yields 0.0.
+    A prediction that is not one of ``labels`` is wrong for accuracy and recall and predicts
+    no class for precision (confusion column ``UNPARSED``: no label of the set). Such items
+    are counted apart: ``out_of_labels``, a verdict label outside ``labels`` (CONFLICTING on
+    a three-label dataset); ``unparsed``, no readable verdict (None, or not a verdict label).
+    ``unreadable`` (aligned with ``gold``) marks which items without a verdict count as
+    unparsed; the caller counts the others under their own names (model calls failed, a
+    budget stopped them). Macro-F1 averages over all ``labels`` (a label never in gold nor
+    predicted contributes 0.0).
+    Every zero division yields 0.0.
 
     Args:
         gold: Gold labels, each one of ``labels``.
         pred: Predicted labels, aligned with ``gold``.
-        labels: The label set, in reporting order.
+        labels: The label set (the dataset's), in reporting order.
+        unreadable: Per item, whether a missing verdict is an unreadable one (default: all).
 
     Returns:
-        ``{"n", "accuracy", "unparsed", "macro_f1", "per_class": {label: {"precision",
-        "recall", "f1", "support"}}, "confusion": {gold: {pred or "UNPARSED": count}}}``.
+        ``{"n", "accuracy", "unparsed", "out_of_labels", "macro_f1", "per_class": {label:
+        {"precision", "recall", "f1", "support"}}, "confusion": {gold: {pred or "UNPARSED":
+        count}}}``.
 
     Raises:
         ValueError: If lengths differ or a gold label is not in ``labels``.
@@ -41,12 +55,16 @@ def label_metrics(
     """
     if len(gold) != len(pred):
         raise ValueError(f"gold has {len(gold)} items but pred has {len(pred)}")
+    flags = [True] * len(gold) if unreadable is None else list(unreadable)
+    if len(flags) != len(gold):
+        raise ValueError(f"gold has {len(gold)} items but unreadable has {len(flags)}")
     if unknown := sorted(set(gold) - set(labels)):
         raise ValueError(f"gold labels {unknown} are not in labels {list(labels)}")
     columns = [*labels, UNPARSED]
     confusion = {g: dict.fromkeys(columns, 0) for g in labels}
     for g, p in zip(gold, pred, strict=True):
         confusion[g][p if p in confusion else UNPARSED] += 1
+    outside = [p in VERDICTS and p not in labels for p in pred]
     per_class: dict[str, dict[str, float | int]] = {}
     for label in labels:
         tp = confusion[label][label]
@@ -62,11 +80,45 @@ def label_metrics(
     return {
         "n": len(gold),
         "accuracy": _ratio(sum(confusion[g][g] for g in labels), len(gold)),
-        "unparsed": sum(row[UNPARSED] for row in confusion.values()),
+        "unparsed": sum(
+            p not in labels and not out and flag
+            for p, out, flag in zip(pred, outside, flags, strict=True)
+        ),
+        "out_of_labels": sum(outside),
         "macro_f1": _ratio(sum(float(c["f1"]) for c in per_class.values()), len(labels)),
         "per_class": per_class,
         "confusion": confusion,
     }
+
+
+FAILED_STOPS = frozenset({"error", "model_failure", "moderator_error"})
+"""Stop reasons of items whose run raised or whose deciding model calls all failed."""
+MODEL_CALL_FAILURES = frozenset({"model_error", "rate_limited", "timeout"})
+"""Error kinds of a model call that gave no text at all."""
+UNREADABLE_KINDS = frozenset({"parse_error", "moderator_unparseable", "truncated"})
+"""Error kinds of a model reply that came but could not be read."""
+BUDGET_STOP = "budget_exhausted"
+
+
+def failed_item(row: Mapping[str, Any]) -> bool:
+    """Whether a result row got no verdict because its run failed, not because of a reply.
+
+    Failed: the run raised (``error``), every agent call failed (``model_failure``), the
+    deciding model's calls all failed (DebateCV's ``moderator_error``), or the row has no
+    prediction and its errors hold failed model calls but no unreadable reply. A budget stop
+    is not a failure (counted as ``budget_exhausted``).
+    """
+    if row.get("stop_reason") in FAILED_STOPS:
+        return True
+    if row.get("prediction") is not None or row.get("stop_reason") == BUDGET_STOP:
+        return False
+    kinds = {str(e.get("kind")) for e in row.get("errors") or [] if isinstance(e, Mapping)}
+    return bool(kinds & MODEL_CALL_FAILURES) and not kinds & UNREADABLE_KINDS
+
+
+def unreadable_flags(rows: Sequence[Mapping[str, Any]]) -> list[bool]:
+    """Per row, whether a missing verdict counts as unparsed (not failed, not budget-stopped)."""
+    return [not failed_item(r) and r.get("stop_reason") != BUDGET_STOP for r in rows]
 
 
 def binary_metrics(gold: Sequence[bool], pred: Sequence[bool | None]) -> dict[str, Any]:

@@ -66,7 +66,8 @@ def load_documents(
     if skipped is not None:
         skipped.extend(problems)
     if not docs:
-        raise CorpusError(f"no documents found in {path}")
+        why = f": every record was bad, e.g. {'; '.join(skipped[:3])}" if skipped else ""
+        raise CorpusError(f"no documents found in {path}{why}")  # FILE:LINE reasons, first few
     return docs
 
 

@@ -4,9 +4,55 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
+import stat
 from collections.abc import Iterator
 from pathlib import Path
+
+FILE_MODE = 0o666
+"""Mode asked for new files, less the process umask (0644 under the usual 022), the same as
+a file opened for appending (results.jsonl): reports and pages are meant to be read and
+shared, and secrets are redacted before anything is written."""
+
+
+class OutputTargetError(ValueError):
+    """An output path that must not be written: a folder, a device, a pipe or a symlink."""
+
+
+def check_target(path: Path, what: str = "output") -> None:
+    """Refuse a target that exists but is not a regular file (or is a symlink to anything).
+
+    Renaming over a device, a pipe or a symlink would replace it with a regular file (as root,
+    ``--html /dev/null`` replaced the system's ``/dev/null``); the caller gets one line instead.
+
+    Raises:
+        OutputTargetError: ``path`` is a symlink, a folder, or any other non-regular file.
+    """
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise OutputTargetError(f"{what} {path}: cannot be checked ({exc.strerror})") from exc
+    if stat.S_ISLNK(info.st_mode):
+        raise OutputTargetError(f"{what} {path}: is a symlink; give a regular file path")
+    if stat.S_ISDIR(info.st_mode):
+        raise OutputTargetError(f"{what} {path}: is a folder; give a file name")
+    if not stat.S_ISREG(info.st_mode):
+        raise OutputTargetError(f"{what} {path}: is not a regular file (a device or a pipe)")
+
+
+def _new_temp(folder: Path, name: str) -> Path:
+    """Create an empty temp file in ``folder`` with ``FILE_MODE`` less the umask."""
+    for _ in range(100):
+        candidate = folder / f".{name}.{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return candidate
+    raise FileExistsError(f"no free temporary name in {folder}")
 
 
 @contextlib.contextmanager
@@ -15,15 +61,23 @@ def atomic_target(path: Path) -> Iterator[Path]:
 
     The temp file lives in the same folder (so the rename cannot cross file systems), is
     fsynced before the rename, and is removed when the block or the rename fails: a crash or
-    a full disk leaves the old file (or none), never a partial one.
+    a full disk leaves the old file (or none), never a partial one. A target that exists and
+    is not a regular file (a device, a pipe, a folder, a symlink) is refused
+    (``OutputTargetError``); the new file has the old one's mode, else 0666 less the umask.
+
+    Raises:
+        OutputTargetError: the target is not a regular file.
     """
+    check_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    tmp = _new_temp(path.parent, path.name)
     try:
-        yield Path(tmp)
+        yield tmp
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
+        with contextlib.suppress(FileNotFoundError):  # keep a mode the user chose
+            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
+        check_target(path)  # checked again just before the rename
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

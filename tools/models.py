@@ -105,7 +105,10 @@ def _build(
 
         return load_hf_local(name, temperature=temperature, max_tokens=max_tokens)
     if provider == "openai-compatible":
-        model_name, at, base_url = name.rpartition("@")
+        # The URL starts at the first "@http": a URL may hold "@" itself (user:KEY@host).
+        starts = [i for i in (name.find("@http://"), name.find("@https://")) if i >= 0]
+        cut = min(starts, default=-1)
+        model_name, at, base_url = (name[:cut], "@", name[cut + 1 :]) if cut >= 0 else ("", "", "")
         if not at or not model_name or not base_url.startswith(("http://", "https://")):
             raise ModelConfigError(
                 f"expected openai-compatible:MODEL@http://host:port/v1, got {spec!r}"

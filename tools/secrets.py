@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -11,6 +12,14 @@ from typing import Any
 SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
 """Environment variables whose names end so hold secrets (OPENAI_API_KEY, HF_TOKEN, ...)."""
 REDACTED = "[redacted]"
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^\s/?#@\[\]]+)@")
+"""``scheme://user:password@`` (or ``scheme://token@``): credentials inside a URL."""
+_URL_QUERY_SECRET = re.compile(
+    r"(?P<name>[?&;](?:[A-Za-z0-9]+[_.-])*(?:api[_-]?key|apikey|token|secret|password|passwd"
+    r"|pwd|signature|sig|auth|key|credentials?)=)(?P<value>[^&;#\s\"'<>]+)",
+    re.IGNORECASE,
+)
+"""A secret-looking query parameter (``?api_key=...``, ``&access_token=...``, ``?key=...``)."""
 _installed = False
 _known: list[tuple[object, tuple[str, ...]]] = []  # (environment fingerprint, secret values)
 
@@ -36,17 +45,39 @@ def _secret_values() -> tuple[str, ...]:
     return values
 
 
-def redact(text: str) -> str:
-    """Replace values of secret environment variables in ``text`` with ``[redacted]``.
+def _userinfo(match: re.Match[str]) -> str:
+    user, colon, _ = match["userinfo"].partition(":")
+    return f"{match['scheme']}{user}:{REDACTED}@" if colon else f"{match['scheme']}{REDACTED}@"
 
-    Secrets are variables whose names end in ``_API_KEY``, ``_TOKEN`` or ``_SECRET`` (values
-    of six characters or more); error messages, model replies and results pass through here
+
+def redact_urls(text: str) -> str:
+    """``text`` with the credentials of every URL in it replaced by ``[redacted]``.
+
+    ``http://user:KEY@host`` keeps the user name, ``https://TOKEN@host`` loses the whole user
+    part, and secret-looking query parameters (``api_key``, ``token``, ``key``, ``sig``...)
+    lose their values: a key inside a model URL (``openai-compatible:m@http://u:KEY@host/v1``)
+    reaches no file and no terminal.
+    """
+    if "://" not in text and "=" not in text:
+        return text
+    text = _URL_USERINFO.sub(_userinfo, text)
+    if "=" in text:
+        text = _URL_QUERY_SECRET.sub(lambda m: f"{m['name']}{REDACTED}", text)
+    return text
+
+
+def redact(text: str) -> str:
+    """Replace secrets in ``text`` with ``[redacted]``: the one redaction every output passes.
+
+    Secrets are the values of environment variables whose names end in ``_API_KEY``,
+    ``_TOKEN`` or ``_SECRET`` (six characters or more) and credentials written inside URLs
+    (``redact_urls``); error messages, model replies, settings and results pass through here
     before they are recorded, printed or written to disk.
     """
     for value in _secret_values():
         if value in text:
             text = text.replace(value, REDACTED)
-    return text
+    return redact_urls(text)
 
 
 def redact_deep(value: Any) -> Any:

@@ -84,6 +84,19 @@ SUBFOLDERS: dict[str, str] = {
 }
 """A dataset's folder under the datasets root, where it is not the dataset's own name."""
 
+LABEL_SETS: dict[str, tuple[str, ...]] = {"averitec": LABELS}
+"""A claim dataset's label set where it is not ``THREE_WAY`` (AVeriTeC: four, CONFLICTING too)."""
+
+
+def label_set(dataset: str) -> tuple[str, ...]:
+    """The labels a claim dataset is scored over: its own, whatever a sample happens to hold.
+
+    True/false datasets keep the three verdict labels: NOT ENOUGH INFO is a verdict the
+    methods may give, scored as a wrong class rather than as outside the labels.
+    """
+    return LABEL_SETS.get(dataset, THREE_WAY)
+
+
 QUESTION_SETS = frozenset({"ramdocs", "ambigdocs", *(f"faitheval-{t}" for t in FAITHEVAL_TASKS)})
 """Datasets of questions with answer lists (scored by strict EM and answer P/R/F1)."""
 
@@ -104,6 +117,7 @@ __all__ = [
     "FAITHEVAL_TASKS",
     "HOVER_LABELS",
     "LABELS",
+    "LABEL_SETS",
     "MEDQA_OPTIONS",
     "NOT_ENOUGH_INFO",
     "PROMPT_SETS",
@@ -123,6 +137,7 @@ __all__ = [
     "PromptItem",
     "QAItem",
     "datasets_root",
+    "label_set",
     "load_ambigdocs",
     "load_averitec",
     "load_bingcheck",

@@ -24,6 +24,7 @@ NOT_ENOUGH_INFO = "NOT ENOUGH INFO"
 CONFLICTING = "CONFLICTING"
 LABELS: tuple[str, ...] = (SUPPORTS, REFUTES, NOT_ENOUGH_INFO, CONFLICTING)
 THREE_WAY: tuple[str, ...] = (SUPPORTS, REFUTES, NOT_ENOUGH_INFO)
+MAX_DATASET_BYTES = 4 * 1024**3  # largest dataset file read
 
 
 def _label_key(raw: str) -> str:
@@ -188,13 +189,33 @@ def _folder(path: str | Path | None, name: str) -> Path:
     return Path(path) if path is not None else datasets_root() / name
 
 
-def _read_text(path: Path) -> str:
+def _read_bytes(path: Path) -> bytes:
+    """A dataset file's bytes (at most ``MAX_DATASET_BYTES``); missing or empty: DatasetError."""
     if not path.is_file():
         raise DatasetError(f"dataset file not found: {path}")
-    text = path.read_text(encoding="utf-8")
-    if not text.strip():
+    if path.stat().st_size > MAX_DATASET_BYTES:
+        raise DatasetError(f"{path}: larger than {MAX_DATASET_BYTES} bytes")
+    data = path.read_bytes()
+    if not data.strip():
         raise DatasetError(f"dataset file is empty: {path}")
-    return text
+    return data
+
+
+def _utf8_problem(exc: UnicodeDecodeError) -> str:
+    return f"not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at column {exc.start + 1})"
+
+
+def _read_text(path: Path) -> str:
+    """A whole dataset file as text; invalid UTF-8 is a DatasetError naming FILE:LINE."""
+    data = _read_bytes(path)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - data.rfind(b"\n", 0, exc.start)
+        raise DatasetError(
+            f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {column})"
+        ) from None
 
 
 def _read_json(path: Path) -> Any:
@@ -205,9 +226,18 @@ def _read_json(path: Path) -> Any:
 
 
 def _jsonl(path: Path, issues: list[LoadIssue]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)``; bad lines become issues."""
-    for lineno, line in enumerate(_read_text(path).splitlines(), 1):
-        if not line.strip():
+    """Yield ``(line_number, object)``; bad lines (invalid UTF-8 too) become issues.
+
+    Lines end at a newline only: U+0085, U+2028 and U+2029 are valid inside JSON strings (the
+    official FELM file holds one), and ids taken from line numbers must not shift.
+    """
+    for lineno, raw in enumerate(_read_bytes(path).split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            issues.append(LoadIssue(str(path), lineno, _utf8_problem(exc)))
             continue
         try:
             rec = json.loads(line)

@@ -527,12 +527,29 @@ def load_bingcheck(
 # --------------------------------------------------------------------------- FELM
 
 
+def _felm_contents(contents: Any, links: list[str], ident: str) -> list[Evidence]:
+    """Evidence from FELM's ``ref_contents``: the text of each reference (titled by its link).
+
+    The field is a list parallel to ``ref`` (or one string); empty entries are skipped.
+    """
+    if isinstance(contents, str):
+        contents = [contents]
+    if not isinstance(contents, list):
+        return []
+    return [
+        _evidence(f"{ident}-content{j}", text, links[j] if j < len(links) else "")
+        for j, text in enumerate(contents)
+        if isinstance(text, str) and text.strip()
+    ]
+
+
 def load_felm(path: str | Path | None = None, domain: str = "wk") -> LoadedDataset[AtomicClaimItem]:
     """Load FELM response segments with their true/false labels (world knowledge by default).
 
     Reads ``all.jsonl`` (keeping records whose ``domain`` matches) or ``{domain}.jsonl``. Each
     segment of ``segmented_response`` is one claim labelled by ``labels``; ``ref`` entries that
-    hold text (not a bare link) become evidence, links go to ``meta["ref_links"]``.
+    hold text (not a bare link) and the reference texts of ``ref_contents`` become evidence,
+    links go to ``meta["ref_links"]``.
 
     Args:
         path: The ``felm`` folder or the file.
@@ -554,6 +571,7 @@ def load_felm(path: str | Path | None = None, domain: str = "wk") -> LoadedDatas
         links = [r for r in refs if re.match(r"^\s*https?://\S+\s*$", r)]
         ident = _ident(rec, line - 1, "index")
         evidence = [_evidence(f"{ident}-ref{j}", r) for j, r in enumerate(refs) if r not in links]
+        evidence += _felm_contents(rec.get("ref_contents"), links, ident)
         context = {
             "question": rec.get("prompt"),
             "response": rec.get("response"),
