@@ -14,6 +14,7 @@ from langchain_core.language_models import BaseChatModel
 
 from graphs.registry import METHODS, load_method
 from nodes.claims import InputError, clean_claim
+from tools.files import check_target
 from tools.models import register_model, resolve_model
 from tools.records import Evidence
 from tools.secrets import redact_deep
@@ -244,6 +245,7 @@ def check_page_path(path: str | Path) -> None:
     target = Path(path).expanduser()
     if target.is_dir():
         raise ValueError(f"--html {path}: is a folder; give a file name such as debate.html")
+    check_target(target, "--html")  # a device, pipe or symlink is never written through
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -15,6 +15,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from prompts.labels import LABEL_SPELLINGS, spelling_key
+from tools.files import check_target
 from tools.secrets import redact
 
 # Stop reasons in plain words (unknown ones are shown as they are).
@@ -364,6 +365,7 @@ def write_page(path: str | Path, html: str) -> Path:
         ValueError: the folder cannot be created or written.
     """
     target = Path(path).expanduser()
+    check_target(target, "page")  # a device, pipe or symlink is never written through
     html = redact(html)  # one last pass: no key (a model URL's, say) reaches a page
     tmp: str | None = None
     try:
