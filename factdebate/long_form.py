@@ -28,6 +28,11 @@ async def ascore_answer(
     from nodes.mad_fact.context import MADFactContext
     from nodes.mad_fact.state import AnswerInput
 
+    if settings.get("review"):
+        raise ValueError(
+            "score-answer does not pause for review: run mad-fact on a LangGraph server with "
+            "context review=true, or compile graphs.mad_fact with a checkpointer"
+        )
     payload = AnswerInput(question=question, answer=answer, references=list(references or []))
     result = await graph.ainvoke(payload, context=MADFactContext(**settings))
     return dict(result)

@@ -306,6 +306,8 @@ def page_context(
         "answers": result.get("answers"),
         "justification": reasoning(result.get("justification")),
         "provenance": provenance(result),
+        "review": result.get("review"),  # a person's approval or overruling (nodes/review.py)
+        "replay": result.get("replay"),  # the stored debate this one was forked from
         "stop_reason": result.get("stop_reason"),
         "stop_words": stop_reason_words(result.get("stop_reason")),
         "rounds_run": result.get("rounds"),

@@ -15,6 +15,7 @@ from nodes.debate_cv.context import CooperationContext
 from nodes.debate_cv.cooperation import assistant, route_after_assistant, route_after_user, user
 from nodes.debate_cv.debate_turn import make_prepare_node
 from nodes.debate_cv.state import CooperationState, EvidenceClaimInput, EvidenceOutput
+from nodes.review import add_review, averitec_labels
 
 builder = StateGraph(
     CooperationState,
@@ -22,12 +23,13 @@ builder = StateGraph(
     input_schema=EvidenceClaimInput,
     output_schema=EvidenceOutput,
 )
+FINAL = add_review(builder, averitec_labels)
 builder.add_node("prepare", make_prepare_node(CooperationContext))
 builder.add_node("user", user)
 builder.add_node("assistant", assistant)
 builder.add_edge(START, "prepare")
 builder.add_edge("prepare", "user")
-builder.add_conditional_edges("user", route_after_user, {"assistant": "assistant", END: END})
-builder.add_conditional_edges("assistant", route_after_assistant, {"user": "user", END: END})
+builder.add_conditional_edges("user", route_after_user, {"assistant": "assistant", END: FINAL})
+builder.add_conditional_edges("assistant", route_after_assistant, {"user": "user", END: FINAL})
 
 graph = builder.compile(name="cooperation")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START, StateGraph
 
 from nodes.baselines.cot import answer
 from nodes.baselines.state import CoTState
 from nodes.context import Context
+from nodes.review import add_review, fever_labels
 from nodes.state import ClaimInput, DebateOutput
 
 builder = StateGraph(
@@ -14,6 +15,6 @@ builder = StateGraph(
 )
 builder.add_node("answer", answer)
 builder.add_edge(START, "answer")
-builder.add_edge("answer", END)
+builder.add_edge("answer", add_review(builder, fever_labels))
 
 graph = builder.compile(name="cot")

@@ -16,6 +16,7 @@ from nodes.debate_cv.context import DebateCVContext
 from nodes.debate_cv.debate_turn import make_debater_node, make_prepare_node
 from nodes.debate_cv.moderator import final_verdict, moderate, route_after_moderator
 from nodes.debate_cv.state import DebateCVOutput, DebateCVState, EvidenceClaimInput
+from nodes.review import add_review, averitec_labels
 
 builder = StateGraph(
     DebateCVState,
@@ -23,6 +24,7 @@ builder = StateGraph(
     input_schema=EvidenceClaimInput,
     output_schema=DebateCVOutput,
 )
+FINAL = add_review(builder, averitec_labels)
 builder.add_node("prepare", make_prepare_node(DebateCVContext))
 builder.add_node("affirmative", make_debater_node("affirmative"))
 builder.add_node("negative", make_debater_node("negative"))
@@ -35,8 +37,8 @@ builder.add_edge("negative", "moderator")
 builder.add_conditional_edges(
     "moderator",
     route_after_moderator,
-    {"affirmative": "affirmative", "final_verdict": "final_verdict", END: END},
+    {"affirmative": "affirmative", "final_verdict": "final_verdict", END: FINAL},
 )
-builder.add_edge("final_verdict", END)
+builder.add_edge("final_verdict", FINAL)
 
 graph = builder.compile(name="debate-cv")

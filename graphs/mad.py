@@ -12,6 +12,7 @@ from langgraph.graph import END, START, StateGraph
 from nodes.baselines.context import MADContext
 from nodes.baselines.mad import judge, make_side_node, route_after_judge
 from nodes.baselines.state import MADState
+from nodes.review import add_review, fever_labels
 from nodes.state import ClaimInput, DebateOutput
 
 builder = StateGraph(
@@ -23,6 +24,10 @@ builder.add_node("judge", judge)
 builder.add_edge(START, "affirmative")
 builder.add_edge("affirmative", "negative")
 builder.add_edge("negative", "judge")
-builder.add_conditional_edges("judge", route_after_judge, {"affirmative": "affirmative", END: END})
+builder.add_conditional_edges(
+    "judge",
+    route_after_judge,
+    {"affirmative": "affirmative", END: add_review(builder, fever_labels)},
+)
 
 graph = builder.compile(name="mad")

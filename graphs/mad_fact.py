@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START, StateGraph
 
 from graphs.jury import graph as jury_graph
 from nodes.mad_fact.clerk import clerk, write_references
@@ -18,6 +18,7 @@ from nodes.mad_fact.context import MADFactContext
 from nodes.mad_fact.dispatch import pooled, route_claims
 from nodes.mad_fact.score_answer import score_answer
 from nodes.mad_fact.state import AnswerInput, MADFactState, MADFactStream
+from nodes.review import add_review, answer_labels
 
 builder = StateGraph(
     MADFactState,
@@ -34,6 +35,6 @@ builder.add_edge(START, "write_references")
 builder.add_edge("write_references", "clerk")
 builder.add_conditional_edges("clerk", route_claims, {"jury": "jury", "score": "score"})
 builder.add_edge("jury", "score")
-builder.add_edge("score", END)
+builder.add_edge("score", add_review(builder, answer_labels))
 
 graph = builder.compile(name="mad-fact")

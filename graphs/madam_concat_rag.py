@@ -8,14 +8,16 @@ from nodes.madam_rag.baselines import answer_concat, continue_or_end
 from nodes.madam_rag.context import MadamContext
 from nodes.madam_rag.prepare import prepare
 from nodes.madam_rag.state import MadamOutput, MadamState, QuestionInput
+from nodes.review import add_review, free_answers
 
 builder = StateGraph(
     MadamState, context_schema=MadamContext, input_schema=QuestionInput, output_schema=MadamOutput
 )
+FINAL = add_review(builder, free_answers)
 builder.add_node("prepare", prepare)
 builder.add_node("answer", answer_concat)
 builder.add_edge(START, "prepare")
-builder.add_conditional_edges("prepare", continue_or_end, {"next": "answer", END: END})
-builder.add_edge("answer", END)
+builder.add_conditional_edges("prepare", continue_or_end, {"next": "answer", END: FINAL})
+builder.add_edge("answer", FINAL)
 
 graph = builder.compile(name="madam-concat-rag")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START, StateGraph
 
 from nodes.madam_rag.baselines import answer_no_rag
 from nodes.madam_rag.context import MadamContext
 from nodes.madam_rag.prepare import prepare_question_only
 from nodes.madam_rag.state import MadamOutput, MadamState, QuestionInput
+from nodes.review import add_review, free_answers
 
 builder = StateGraph(
     MadamState, context_schema=MadamContext, input_schema=QuestionInput, output_schema=MadamOutput
@@ -16,6 +17,6 @@ builder.add_node("prepare", prepare_question_only)
 builder.add_node("answer", answer_no_rag)
 builder.add_edge(START, "prepare")
 builder.add_edge("prepare", "answer")
-builder.add_edge("answer", END)
+builder.add_edge("answer", add_review(builder, free_answers))
 
 graph = builder.compile(name="madam-no-rag")

@@ -20,18 +20,20 @@ from nodes.madam_rag.context import MadamContext
 from nodes.madam_rag.doc_agent import doc_agent, fan_out
 from nodes.madam_rag.prepare import prepare
 from nodes.madam_rag.state import MadamOutput, MadamState, QuestionInput
+from nodes.review import add_review, free_answers
 
 builder = StateGraph(
     MadamState, context_schema=MadamContext, input_schema=QuestionInput, output_schema=MadamOutput
 )
+FINAL = add_review(builder, free_answers)
 builder.add_node("prepare", prepare)
 # The node takes the ``AgentTask`` payload of ``Send``, not the graph state; langgraph's
 # add_node overloads only type-check nodes whose input is the state schema.
 builder.add_node("doc_agent", cast(Any, doc_agent))
 builder.add_node("aggregate", aggregate)
 builder.add_edge(START, "prepare")
-builder.add_conditional_edges("prepare", fan_out, ["doc_agent", END])
+builder.add_conditional_edges("prepare", fan_out, {"doc_agent": "doc_agent", END: FINAL})
 builder.add_edge("doc_agent", "aggregate")
-builder.add_conditional_edges("aggregate", fan_out, ["doc_agent", END])
+builder.add_conditional_edges("aggregate", fan_out, {"doc_agent": "doc_agent", END: FINAL})
 
 graph = builder.compile(name="madam-rag")

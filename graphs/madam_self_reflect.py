@@ -11,6 +11,7 @@ from nodes.madam_rag.baselines import continue_or_end, initial_answer, refine, r
 from nodes.madam_rag.context import MadamContext
 from nodes.madam_rag.prepare import prepare
 from nodes.madam_rag.state import MadamOutput, QuestionInput, ReflectState
+from nodes.review import add_review, free_answers
 
 builder = StateGraph(
     ReflectState,
@@ -18,14 +19,15 @@ builder = StateGraph(
     input_schema=QuestionInput,
     output_schema=MadamOutput,
 )
+FINAL = add_review(builder, free_answers)
 builder.add_node("prepare", prepare)
 builder.add_node("initial_answer", initial_answer)
 builder.add_node("review", review)
 builder.add_node("refine", refine)
 builder.add_edge(START, "prepare")
-builder.add_conditional_edges("prepare", continue_or_end, {"next": "initial_answer", END: END})
-builder.add_conditional_edges("initial_answer", continue_or_end, {"next": "review", END: END})
+builder.add_conditional_edges("prepare", continue_or_end, {"next": "initial_answer", END: FINAL})
+builder.add_conditional_edges("initial_answer", continue_or_end, {"next": "review", END: FINAL})
 builder.add_edge("review", "refine")
-builder.add_conditional_edges("refine", continue_or_end, {"next": "review", END: END})
+builder.add_conditional_edges("refine", continue_or_end, {"next": "review", END: FINAL})
 
 graph = builder.compile(name="madam-self-reflect")

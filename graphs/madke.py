@@ -20,11 +20,13 @@ from nodes.baselines.madke import (
     route_after_check,
 )
 from nodes.baselines.state import MADKEOutput, MADKEState
+from nodes.review import add_review, fever_labels
 from nodes.state import ClaimInput
 
 builder = StateGraph(
     MADKEState, context_schema=MADKEContext, input_schema=ClaimInput, output_schema=MADKEOutput
 )
+FINAL = add_review(builder, fever_labels)
 builder.add_node("retrieve_once", retrieve_once)
 builder.add_node("next_round", next_round)
 builder.add_node("check", check)
@@ -36,8 +38,8 @@ for name in AGENTS:
     builder.add_edge("next_round", name)
 builder.add_edge(list(AGENTS), "check")
 builder.add_conditional_edges(
-    "check", route_after_check, {"next_round": "next_round", "judge": "judge", END: END}
+    "check", route_after_check, {"next_round": "next_round", "judge": "judge", END: FINAL}
 )
-builder.add_edge("judge", END)
+builder.add_edge("judge", FINAL)
 
 graph = builder.compile(name="madke")

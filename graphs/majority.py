@@ -10,12 +10,13 @@ wins, a tie gives NOT ENOUGH INFO, no readable vote gives None.
 
 from __future__ import annotations
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START, StateGraph
 
 from nodes.debate_cv.context import MajorityContext
 from nodes.debate_cv.debate_turn import make_prepare_node
 from nodes.debate_cv.majority import count_votes, fan_out, vote
 from nodes.debate_cv.state import EvidenceClaimInput, EvidenceOutput, RAGCoTState
+from nodes.review import add_review, averitec_labels
 
 builder = StateGraph(
     RAGCoTState,
@@ -29,6 +30,6 @@ builder.add_node("count_votes", count_votes)
 builder.add_edge(START, "prepare")
 builder.add_conditional_edges("prepare", fan_out, ["vote"])
 builder.add_edge("vote", "count_votes")
-builder.add_edge("count_votes", END)
+builder.add_edge("count_votes", add_review(builder, averitec_labels))
 
 graph = builder.compile(name="majority")

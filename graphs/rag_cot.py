@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START, StateGraph
 
 from nodes.debate_cv.context import RAGCoTContext
 from nodes.debate_cv.debate_turn import make_prepare_node
 from nodes.debate_cv.rag_cot import answer
 from nodes.debate_cv.state import EvidenceClaimInput, EvidenceOutput, RAGCoTState
+from nodes.review import add_review, averitec_labels
 
 builder = StateGraph(
     RAGCoTState,
@@ -19,6 +20,6 @@ builder.add_node("prepare", make_prepare_node(RAGCoTContext))
 builder.add_node("answer", answer)
 builder.add_edge(START, "prepare")
 builder.add_edge("prepare", "answer")
-builder.add_edge("answer", END)
+builder.add_edge("answer", add_review(builder, averitec_labels))
 
 graph = builder.compile(name="rag-cot")

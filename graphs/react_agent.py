@@ -13,6 +13,7 @@ from langgraph.graph import END, START, StateGraph
 from nodes.baselines.context import ReactContext
 from nodes.baselines.react import act, route_after_start, route_after_think, start, think
 from nodes.baselines.state import ReactOutput, ReactState
+from nodes.review import add_review, fever_labels
 from nodes.state import ClaimInput
 
 builder = StateGraph(
@@ -24,7 +25,9 @@ builder.add_node("act", act)
 builder.add_edge(START, "start")
 builder.add_conditional_edges("start", route_after_start, {"act": "act", "think": "think"})
 builder.add_conditional_edges(
-    "think", route_after_think, {"act": "act", "think": "think", END: END}
+    "think",
+    route_after_think,
+    {"act": "act", "think": "think", END: add_review(builder, fever_labels)},
 )
 builder.add_edge("act", "think")
 

@@ -7,11 +7,12 @@ TRUE/FALSE rating from everything it found.
 
 from __future__ import annotations
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START, StateGraph
 
 from nodes.mad_fact.context import SingleVerifierContext
 from nodes.mad_fact.single_verifier import rate, route_step, search, start
 from nodes.mad_fact.state import VerifierOutput, VerifierState
+from nodes.review import add_review, truth_labels
 from nodes.state import ClaimInput
 
 builder = StateGraph(
@@ -26,6 +27,6 @@ builder.add_node("rate", rate)
 builder.add_edge(START, "start")
 builder.add_conditional_edges("start", route_step, {"search": "search", "rate": "rate"})
 builder.add_conditional_edges("search", route_step, {"search": "search", "rate": "rate"})
-builder.add_edge("rate", END)
+builder.add_edge("rate", add_review(builder, truth_labels))
 
 graph = builder.compile(name="single-verifier")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
+from nodes.review import add_review, fever_labels
 from nodes.state import ClaimInput
 from nodes.tool_mad.argue import make_argue_node
 from nodes.tool_mad.consensus import consensus_check, route_after_check
@@ -48,14 +49,15 @@ def make_builder(
             builder.add_edge(source, target)
     builder.add_node("consensus_check", consensus_check)
     builder.add_node("judge", judge)
+    final = add_review(builder, fever_labels)
     builder.add_edge(START, "start_round")
     builder.add_edge([f"score_{agent}" for agent in DEBATERS], "consensus_check")
     builder.add_conditional_edges(
         "consensus_check",
         route_after_check,
-        {"start_round": "start_round", "judge": "judge", END: END},
+        {"start_round": "start_round", "judge": "judge", END: final},
     )
-    builder.add_edge("judge", END)
+    builder.add_edge("judge", final)
     return builder
 
 

@@ -51,6 +51,7 @@ class DebateOutput(TypedDict, total=False):
     verdict: str | None
     justification: str
     decided_by: DecidedBy
+    review: dict[str, Any]  # a person's approval or overruling (nodes/review.py), when asked
     stop_reason: str
     rounds: int
     transcript: Annotated[list[Turn], operator.add]

@@ -342,10 +342,11 @@ def test_graph_drawing_shows_every_branch():
     mermaid = graph.get_graph().draw_mermaid()
     for edge in (
         "prepare -.-> doc_agent",
-        "prepare -.-> __end__",
+        "prepare -. &nbsp;__end__&nbsp; .-> human_review",
         "doc_agent --> aggregate",
         "aggregate -.-> doc_agent",
-        "aggregate -.-> __end__",
+        "aggregate -. &nbsp;__end__&nbsp; .-> human_review",
+        "human_review --> __end__",
     ):
         assert edge in mermaid
 

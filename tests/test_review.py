@@ -15,6 +15,7 @@ from factdebate.review import aresume
 from nodes.review import ReviewError, check_decision
 from tests.conftest import REPO, doc
 from tests.test_baselines import CLAIM, mad_rules
+from tests.test_server import server  # noqa: F401  (the langgraph dev fixture)
 
 JUDGE_STOP = "Affirmative is right.\n**SUPPORTS**"
 
@@ -130,13 +131,16 @@ from tests.fakes import ScriptedChatModel
 from tests.test_baselines import mad_rules
 from tools.models import register_model
 register_model("review-fake", ScriptedChatModel(rules=mad_rules("Right.\n**SUPPORTS**")))
+cot = ScriptedChatModel(rules=[])
+cot.default = "Yes.\n**SUPPORTS**"
+register_model("cot-fake", cot)
 from factdebate.cli import main
 sys.argv = ["factdebate", *sys.argv[1:]]
 main()
 """
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run(
         [sys.executable, "-c", CHILD, *args],
@@ -145,7 +149,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=300,
-        stdin=subprocess.DEVNULL,
+        input=stdin if stdin is not None else "",
     )
 
 
@@ -167,6 +171,43 @@ def test_cli_review_resumes_in_a_later_process(tmp_path: Path) -> None:
     result = json.loads(done.stdout)
     assert result["verdict"] == "REFUTES" and result["review"]["status"] == "overruled"
     assert result["review"]["proposed"] == "SUPPORTS" and result["review"]["note"] == "a replica"
+
+
+def test_cli_history_replay_and_review_queue(tmp_path: Path) -> None:
+    import json
+
+    from tests.test_bench import make_data
+
+    db = f"sqlite:{tmp_path / 'c.db'}"
+    ran = cli("verify", CLAIM, "--method", "mad", "--model", "review-fake", "--thread", "h",
+              "--checkpoint", db, "--json")  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    listed = cli("history", "h", "--checkpoint", db)
+    assert listed.returncode == 0, listed.stderr
+    assert "next judge round 1" in listed.stdout and "(finished)" in listed.stdout
+    fork = cli("replay", "h", "--from", "judge", "--checkpoint", db, "--to", "h2",
+               "--judge-model", "cot-fake", "--json")  # fmt: skip
+    assert fork.returncode == 0, fork.stderr
+    result = json.loads(fork.stdout)
+    assert result["replay"]["parent_thread"] == "h" and result["verdict"] == "SUPPORTS"
+    missing = cli("replay", "nope", "--from", "judge", "--checkpoint", db)
+    assert missing.returncode == 2 and "unknown thread 'nope'" in missing.stderr
+    # A bench run stops every item at review; `factdebate review` walks the queue.
+    data = make_data(tmp_path / "data", "SR")
+    run = tmp_path / "run"
+    bench = cli("bench", "--out", str(run), "--method", "cot", "--dataset", "fever-mini",
+                "--data-dir", str(data), "--model", "cot-fake", "--review")  # fmt: skip
+    assert bench.returncode == 0, bench.stderr
+    assert f"factdebate review {run}" in bench.stdout
+    rows = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    wanted = {"SUPPORTS": "a\nlooks right\n", "REFUTES": "o\nREFUTES\nchecked\n"}
+    answers = "".join(wanted[r["gold"]] for r in rows)
+    walked = cli("review", str(run), stdin=answers)
+    assert walked.returncode == 0, walked.stderr
+    assert "2 of 2 reviewed" in walked.stdout
+    assert json.loads((run / "metrics.json").read_text())["accuracy"] == 1.0
+    again = cli("review", str(run))
+    assert "nothing awaits review" in again.stdout
 
 
 # ---- replay ---------------------------------------------------------------------------
@@ -326,3 +367,49 @@ def test_bench_review_queue(tmp_path: Path, scripted) -> None:
     assert pending_items(run) == []
     with pytest.raises(ValueError, match="not awaiting review"):
         apply_decision(run, first, {"approve": True})
+
+
+# ---- on a LangGraph server, through the SDK ---------------------------------------------------
+
+
+@pytest.mark.slow
+async def test_review_on_the_server_through_the_sdk(server: str) -> None:  # noqa: F811
+    from langgraph_sdk import get_client
+
+    client = get_client(url=server)
+    thread = (await client.threads.create())["thread_id"]
+    context = {"model": "scripted-server", "review": True}
+    paused = await client.runs.wait(thread, "tool-mad", input={"claim": CLAIM}, context=context)
+    assert paused["verdict"] == "SUPPORTS" and "review" not in paused
+    state = await client.threads.get_state(thread)
+    assert state["next"] == ["human_review"]
+    (request,) = [i["value"] for task in state["tasks"] for i in task["interrupts"]]
+    assert request["kind"] == "review" and request["proposed"] == "SUPPORTS"
+    done = await client.runs.wait(
+        thread,
+        "tool-mad",
+        command={"resume": {"verdict": "REFUTES", "note": "a replica"}},
+        context=context,
+    )
+    assert done["verdict"] == "REFUTES"
+    assert done["review"]["status"] == "overruled" and done["review"]["note"] == "a replica"
+    assert (await client.threads.get_state(thread))["next"] == []
+
+
+def test_debate_page_shows_the_review_and_the_replay_parent(tmp_path: Path) -> None:
+    from factdebate.report_page import render_debate_page
+
+    result = {
+        "verdict": "REFUTES",
+        "justification": "Round two settled it.\n**SUPPORTS**",
+        "stop_reason": "moderator",
+        "rounds": 2,
+        "transcript": [],
+        "cost": {},
+        "errors": [],
+        "review": {"status": "overruled", "proposed": "SUPPORTS", "note": "<b>x</b>", "at": "t"},
+        "replay": {"parent_thread": "orig", "from": "judge@2", "parent_step": 7, "settings": {}},
+    }
+    page = render_debate_page(result, CLAIM, "mad", {})
+    assert 'id="review"' in page and "overruled" in page and "&lt;b&gt;x&lt;/b&gt;" in page
+    assert 'id="replay"' in page and "orig" in page and "judge@2" in page and "step 7" in page

@@ -272,10 +272,11 @@ async def test_bad_claims_are_rejected(scripted, fake_tools, claim):
 def test_every_branch_is_drawn():
     mermaid = graph.get_graph().draw_mermaid()
     for edge in (
-        "consensus_check -.-> __end__",
+        "consensus_check -. &nbsp;__end__&nbsp; .-> human_review",
         "consensus_check -.-> judge",
         "consensus_check -.-> start_round",
-        "judge --> __end__",
+        "judge --> human_review",
+        "human_review --> __end__",
     ):
         assert edge in mermaid
     for agent in ("debater_a", "debater_b"):

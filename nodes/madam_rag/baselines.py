@@ -143,7 +143,7 @@ async def review(state: ReflectState, runtime: Runtime[MadamContext]) -> dict[st
     )
     text = reply.text or ""
     turn = Turn(round=round_no, agent="reviewer", tool="none", evidence=[], answer=text, label=None)
-    return {"review": text, "transcript": [turn], "cost": reply.cost, "errors": reply.errors}
+    return {"critique": text, "transcript": [turn], "cost": reply.cost, "errors": reply.errors}
 
 
 async def refine(state: ReflectState, runtime: Runtime[MadamContext]) -> dict[str, Any]:
@@ -155,7 +155,7 @@ async def refine(state: ReflectState, runtime: Runtime[MadamContext]) -> dict[st
         doc_rules=prompts.DOC_RULES,
         question=state["question"],
         documents=_documents_block(state, ctx),
-        review=sanitize(state.get("review") or "(the review failed)", ctx.max_doc_chars),
+        review=sanitize(state.get("critique") or "(the review failed)", ctx.max_doc_chars),
         **_previous(state, ctx.max_doc_chars),
     )
     return _stop_if_done(

@@ -62,6 +62,6 @@ class AgentTask(TypedDict):
 
 
 class ReflectState(MadamState, total=False):
-    """Self-reflection baseline working state: the latest review."""
+    """Self-reflection baseline working state: the latest critique of the answer."""
 
-    review: str
+    critique: str
