@@ -248,3 +248,49 @@ def test_a_gpu_gets_half_precision(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(embeddings.DEVICE_ENV, "cpu")
     assert not embeddings._load_sentence_transformer("fake/e5-cpu").halved
     assert made[-1] == ("fake/e5-cpu", "cpu")
+
+
+def test_cli_indexes_with_the_named_encoder_and_refuses_another_before_debating(
+    tiny_models: dict[str, str], data_home: Path, tmp_path: Path
+) -> None:
+    """``FACTDEBATE_EMBED_MODEL`` picks the encoder of ``factdebate index``; ``verify`` with
+    another ``embed_model`` stops with one line before any model call."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text("\n".join(json.dumps(d) for d in DOCS), encoding="utf-8")
+    env = {**os.environ, "FACTDEBATE_HOME": str(data_home)}
+    cli = [sys.executable, "-c", "from factdebate.cli import main; main()"]
+    built = subprocess.run(
+        [*cli, "index", str(corpus), "--collection", "tiny"],
+        env={**env, embeddings.ENCODER_ENV: tiny_models["encoder"]},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert built.returncode == 0, built.stderr[-2000:]
+    manifest = json.loads((data_home / "manifests" / "tiny.json").read_text("utf-8"))
+    assert manifest["embedding_model"] == tiny_models["encoder"]
+    refused = subprocess.run(
+        [
+            *cli,
+            "verify",
+            CLAIM,
+            "--model",
+            "openai-compatible:never-called@http://127.0.0.1:9/v1",
+            "--set",
+            "collection=tiny",
+            "--set",
+            "embed_model=minilm",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert refused.returncode == 2, refused.stdout[-2000:] + refused.stderr[-2000:]
+    lines = [line for line in refused.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "does not match the index" in lines[0], refused.stderr
