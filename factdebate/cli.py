@@ -81,6 +81,7 @@ SET_HELP = (
     "`factdebate settings METHOD`."
 )
 MAD_FACT_SET_HELP = "A MAD-Fact setting, KEY=VALUE (repeat it); all: factdebate settings mad-fact."
+DEBATE_CV_SET_HELP = "A DebateCV setting, KEY=VALUE (repeat it); all: factdebate settings debate-cv"
 PROGRESS_HELP = "Seconds between progress lines when stderr is not a terminal (a log file, CI)."
 
 
@@ -773,7 +774,7 @@ def score_answer_command(
     ] = None,
     model: Annotated[str | None, typer.Option(help="Model for every role.")] = None,
     rule: Annotated[int | None, typer.Option(help="Debate rule 1, 2 or 3.")] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="Any setting, KEY=VALUE.")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help=MAD_FACT_SET_HELP)] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object, nothing else.")
     ] = False,
@@ -792,7 +793,7 @@ def score_answer_command(
         raw = read_user_file(answer_file, "answer file")
         answer = clean_claim(raw, MADFactContext().max_answer_chars)
         refs = _read_references(references) if references else None
-        settings = parse_settings(set_ or [], MADFactContext)
+        settings = parse_settings(set_ or [], MADFactContext, "mad-fact")
         if model:
             settings["model"] = model
         if rule is not None:
@@ -956,7 +957,7 @@ def syndec(
     corrector_model: Annotated[str | None, typer.Option(help="Model of the Corrector.")] = None,
     evidence: Annotated[str, typer.Option(help="gold or retrieved.")] = "gold",
     concurrency: Annotated[int, typer.Option(help="Claims in flight at once.")] = 1,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="Any setting, KEY=VALUE.")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help=DEBATE_CV_SET_HELP)] = None,
     split: Annotated[
         str,
         typer.Option(
@@ -978,7 +979,7 @@ def syndec(
     try:
         if evidence not in ("gold", "retrieved"):
             raise ValueError("--evidence must be gold or retrieved")
-        settings = parse_settings(set_ or [], DebateCVContext)
+        settings = parse_settings(set_ or [], DebateCVContext, "debate-cv")
         if model:
             settings["model"] = model
         context = DebateCVContext(**settings)
@@ -1137,9 +1138,10 @@ def methods() -> None:
         out.print(f"[bold]{name}[/bold] ({spec.input_kind}): {spec.description}")
 
 
-from factdebate import review_cli  # noqa: E402  (it builds on the helpers above)
+if __name__ != "__main__":  # under `python -m`, the import of factdebate.cli below does this
+    from factdebate import review_cli  # (it builds on the helpers above)
 
-review_cli.register(app)
+    review_cli.register(app)
 
 
 def main() -> None:
@@ -1157,5 +1159,7 @@ def main() -> None:
         sys.exit(2)
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # run the importable module: review_cli imports its helpers from it
+    from factdebate.cli import main as _main
+
+    _main()

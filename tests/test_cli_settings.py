@@ -259,3 +259,16 @@ def test_cli_reference_generator_covers_every_command() -> None:
         assert f"## `factdebate {name}`" in text
     assert "Usage: factdebate settings [OPTIONS] {method}" in text
     assert "max_llm_calls" in text and "factdebate settings" in text
+
+
+def test_python_dash_m_runs_the_same_command_with_every_subcommand() -> None:
+    """`python -m factdebate.cli` (as the reliability tests call it) keeps the review commands."""
+    run = [sys.executable, "-m", "factdebate.cli"]
+    helped = subprocess.run([*run, "--help"], cwd=REPO, capture_output=True, timeout=120)
+    assert helped.returncode == 0, helped.stderr.decode()[-2000:]
+    assert all(name in helped.stdout.decode() for name in ("settings", "review", "replay"))
+    refused = subprocess.run(
+        [*run, "verify", "A claim", "--rounds", "0"], cwd=REPO, capture_output=True, timeout=120
+    )
+    assert refused.returncode == 2
+    assert "--rounds must be within 1..20, got 0" in refused.stderr.decode()
