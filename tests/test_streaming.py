@@ -292,3 +292,35 @@ async def test_langgraph_dev_streams_drafts_in_updates_and_values(server: str):
     final = snapshots[-1]
     assert final["decided_by"]["agent"] == "debaters" and final["drafts"] == {}
     assert "**" not in final["justification"]
+
+
+def test_terminal_shows_labels_plainly_and_free_text_turns_without_unparsed(
+    tmp_path, data_home, scripted, fake_tools
+):
+    """`factdebate verify`: no raw **LABEL** markup; MADAM-RAG's free-text turns unlabelled."""
+    from typer.testing import CliRunner
+
+    from factdebate.cli import app
+
+    runner = CliRunner()
+    name, _ = scripted(tool_mad_rules())
+    shown = runner.invoke(app, ["verify", CLAIM, "--model", name, "--rounds", "1"])
+    assert shown.exit_code == 0, shown.output
+    assert "**" not in shown.output
+    assert "→ SUPPORTS" in shown.output and "→ REFUTES" in shown.output
+    assert "decided by judge after round 1" in shown.output
+    assert "Both documents place the tower in Paris." in shown.output
+
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("\n".join(json.dumps(d) for d in (NBA, PROF)) + "\n")
+    name, _ = scripted(madam_rules())
+    args = ["verify", QUESTION, "--method", "madam-rag", "--documents", str(docs)]
+    madam = runner.invoke(app, [*args, "--model", name, "--rounds", "1"])
+    assert madam.exit_code == 0, madam.output
+    assert "UNPARSED" not in madam.output and "recorded errors: 0" in madam.output
+    assert "answer: 1963" in madam.output and "decided by aggregator" in madam.output
+    # an agent whose reply cannot be read is UNPARSED, and the run counts its error
+    name, _ = scripted([("basketball player", "no JSON here"), *madam_rules()])
+    broken = runner.invoke(app, [*args, "--model", name, "--rounds", "1"])
+    assert broken.exit_code == 0, broken.output
+    assert "UNPARSED" in broken.output and "recorded errors: 0" not in broken.output
