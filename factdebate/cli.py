@@ -36,7 +36,9 @@ from factdebate.progress import (  # noqa: E402
 )
 from factdebate.settings_help import (  # noqa: E402
     GROUPS,
+    MAX_CONCURRENCY,
     budget_names,
+    check_count,
     check_dataset,
     check_method,
     check_settings,
@@ -650,6 +652,9 @@ def bench(
 
     try:
         check_dataset(dataset, list(DATASETS))
+        check_count("--concurrency", concurrency, 1, MAX_CONCURRENCY)
+        if limit is not None:
+            check_count("--limit", limit, 1)
     except ValueError as exc:
         fail(str(exc))
     context = _fast_settings(method, "any", set_, {"model": model})  # before the heavy imports

@@ -132,6 +132,17 @@ def check_method(method: str, kind: Literal["any", "verify"] = "any") -> None:
     raise ValueError(f"unknown method {method!r}.{hint} (`factdebate methods` describes each)")
 
 
+MAX_CONCURRENCY = 64
+"""Items in flight at once in one bench run (``factdebate.api.MAX_CONCURRENCY``; a test checks)."""
+
+
+def check_count(option: str, value: int, lo: int, hi: int | None = None) -> None:
+    """Refuse a count option outside ``lo..hi`` (ValueError naming the option)."""
+    if value < lo or (hi is not None and value > hi):
+        bounds = f"within {lo}..{hi}" if hi is not None else f"at least {lo}"
+        raise ValueError(f"{option} must be {bounds}, got {value}")
+
+
 def check_dataset(dataset: str, names: Sequence[str]) -> None:
     """Refuse an unknown dataset name (ValueError, with the closest names)."""
     if dataset in names:

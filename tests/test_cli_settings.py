@@ -272,3 +272,17 @@ def test_python_dash_m_runs_the_same_command_with_every_subcommand() -> None:
     )
     assert refused.returncode == 2
     assert "--rounds must be within 1..20, got 0" in refused.stderr.decode()
+
+
+def test_bench_count_options_are_checked_before_the_imports(tmp_path) -> None:
+    from factdebate.api import MAX_CONCURRENCY
+    from factdebate.settings_help import MAX_CONCURRENCY as LIGHT_MAX
+
+    assert LIGHT_MAX == MAX_CONCURRENCY
+    for args, message in [
+        (["--concurrency", "0"], "--concurrency must be within 1..64, got 0"),
+        (["--concurrency", "65"], "--concurrency must be within 1..64, got 65"),
+        (["--limit", "0"], "--limit must be at least 1, got 0"),
+    ]:
+        result = runner.invoke(app, ["bench", "--out", str(tmp_path / "run"), *args])
+        assert result.exit_code == 2 and message in result.output, result.output
