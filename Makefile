@@ -9,7 +9,7 @@ export RAGAS_DO_NOT_TRACK := true
 export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 
-.PHONY: demo test test-fast lint bench-speed bench-fusion bench-bm25 bench-encoder
+.PHONY: demo test test-fast lint bench-speed bench-fusion bench-bm25 bench-encoder bench-cli
 
 # llama.cpp is compiled here. A native build (-march=native) uses AMX tile instructions on
 # CPUs that report them, and those fault in VMs that do not virtualise AMX (segfault on the
@@ -68,3 +68,7 @@ bench-bm25: $(VENV)/.installed
 # capable-model answers (../shared/recorded) through the fake provider (about a minute).
 bench-prompts: $(VENV)/.installed
 	$(PY) -m benchmarks.replay_costs
+
+# How fast `factdebate` refuses a typo (fresh processes, median wall and CPU time; seconds).
+bench-cli: $(VENV)/.installed
+	$(PY) -m benchmarks.cli_refusal
