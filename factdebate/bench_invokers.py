@@ -97,15 +97,19 @@ def _status_of(exc: BaseException) -> tuple[int, str] | None:
 
 def _unreachable(exc: BaseException) -> bool:
     import httpx
+    from langgraph_sdk.errors import APIConnectionError
 
-    return isinstance(exc, httpx.TransportError | ConnectionError | TimeoutError)
+    gone = (httpx.TransportError, APIConnectionError, ConnectionError, TimeoutError)
+    return isinstance(exc, gone)
 
 
 async def server_invoker(url: str, method: str, settings: dict[str, Any]) -> Invoker:
     """Check the server takes ``method`` with ``settings``, then send each item as a run.
 
     The server's own check of the settings counts (it may run another version than this
-    client): it is asked once, by creating (or finding) the run's assistant, before any item.
+    client): it is asked once before any item, by creating the run's assistant (an id fixed
+    by the settings, so a resumed bench finds the one it made; Studio lists it). Each item
+    then runs on ``method`` with the settings as its context (checked by the server again).
 
     Raises:
         ServerError: the server cannot be reached, has no such graph, or refuses the settings.
@@ -127,9 +131,7 @@ async def server_invoker(url: str, method: str, settings: dict[str, Any]) -> Inv
 
     async def invoke(payload: dict[str, Any], context: Any, item_id: str) -> dict[str, Any]:
         try:
-            out = await client.runs.wait(
-                None, assistant_id, input=payload, context=settings or None
-            )
+            out = await client.runs.wait(None, method, input=payload, context=settings or None)
         except Exception as exc:
             answered = _status_of(exc)
             if _unreachable(exc) or (answered is not None and answered[0] in REFUSALS):

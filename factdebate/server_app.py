@@ -33,7 +33,8 @@ def context_problem(payload: Any) -> str | None:
     """What is wrong with the ``context`` of one run/assistant request, if anything."""
     if not isinstance(payload, dict) or payload.get("context") in (None, {}):
         return None
-    context, target = payload["context"], payload.get("assistant_id", payload.get("graph_id"))
+    # a new assistant's graph is its graph_id (its assistant_id is only the id it is given)
+    context, target = payload["context"], payload.get("graph_id") or payload.get("assistant_id")
     if not isinstance(context, dict):
         return f"context must be an object of settings, got {type(context).__name__}"
     if target in METHODS:

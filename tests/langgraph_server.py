@@ -1,0 +1,124 @@
+"""A live `langgraph dev` on 127.0.0.1 for tests: started on a free port, stopped by its PID.
+
+The server reads a langgraph.json written into a temporary folder (graphs given by the test,
+the project's ``http.app`` middleware as in the real langgraph.json) and can be stopped and
+started again on the same port (what a restart looks like to a client).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import REPO
+
+READY_S = 180.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def langgraph_cli() -> Path:
+    """The `langgraph` command of this venv, or a skip saying how to install it."""
+    cli = Path(sys.executable).parent / "langgraph"
+    if cli.exists():
+        return cli
+    found = shutil.which("langgraph")
+    if not found:
+        pytest.skip("langgraph-cli is not installed (pip install 'langgraph-cli[inmem]')")
+    return Path(found)
+
+
+class LanggraphDev:
+    """`langgraph dev` serving ``graphs`` (name -> "path.py:attr") from ``folder``."""
+
+    def __init__(self, folder: Path, graphs: dict[str, str], env: dict[str, str] | None = None):
+        self.cli = langgraph_cli()
+        self.folder = folder
+        self.folder.mkdir(parents=True, exist_ok=True)
+        config = {
+            "dependencies": [str(REPO)],
+            "graphs": graphs,
+            "http": {"app": str(REPO / "factdebate" / "server_app.py") + ":app"},
+        }
+        (folder / "langgraph.json").write_text(json.dumps(config))
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {
+            **os.environ,
+            "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+            "LANGGRAPH_NO_VERSION_CHECK": "true",
+            "PYTHONPATH": str(REPO),
+            "FACTDEBATE_HOME": str(folder / "home"),
+            **(env or {}),
+        }
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        """Start the server (again) on its port and wait until ``/ok`` answers."""
+        log = (self.folder / "server.log").open("ab")
+        self.proc = subprocess.Popen(
+            [
+                str(self.cli),
+                "dev",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--no-browser",
+                "--no-reload",
+                "--config",
+                str(self.folder / "langgraph.json"),
+            ],
+            cwd=self.folder,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: stopped whole, by PID
+        )
+        log.close()
+        deadline = time.monotonic() + READY_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                self.proc = None
+                pytest.fail(f"langgraph dev exited early:\n{self.log_tail()}")
+            try:
+                if httpx.get(f"{self.url}/ok", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        self.stop()
+        pytest.fail(f"langgraph dev did not become ready within {READY_S:.0f} s")
+
+    def log_tail(self) -> str:
+        path = self.folder / "server.log"
+        return path.read_text(errors="replace")[-3000:] if path.exists() else ""
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        """Stop the server's process group by its PID (SIGKILL: a crash) and reap it."""
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
