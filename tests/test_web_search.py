@@ -79,7 +79,7 @@ SERPER_ANSWER = {
 class FakeSearchAPI:
     """Serves POST /search in Tavily's or Serper's shape; ``plan`` scripts each request.
 
-    A step is 'ok', an HTTP status code, 'bad-json', or ('slow', seconds).
+    A step is 'ok', an HTTP status code, 'bad-json', 'huge' (6 MB), or ('slow', seconds).
     """
 
     def __init__(self, answer: dict[str, Any], key_header: str) -> None:
@@ -103,9 +103,10 @@ class FakeSearchAPI:
                     payload = json.dumps({"detail": {"error": "Unauthorized"}}).encode()
                     self.send_response(step)
                 else:
-                    payload = (
-                        b'{"results": [' if step == "bad-json" else json.dumps(answer).encode()
-                    )
+                    payload = {
+                        "bad-json": b'{"results": [',
+                        "huge": b'{"organic": [], "pad": "' + b"x" * 6_000_000 + b'"}',
+                    }.get(step, json.dumps(answer).encode())
                     self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -272,3 +273,9 @@ def test_debater_search_records_each_fault(
     docs, errors = run()
     assert docs == [] and [e["kind"] for e in errors] == ["tool_error"]
     assert "Connect" in errors[0]["message"] or "refused" in errors[0]["message"].lower()
+
+
+def test_an_oversized_serper_answer_is_refused(serper_api: FakeSearchAPI) -> None:
+    serper_api.plan = ["huge"]
+    with pytest.raises(WebSearchError, match="over 5,000,000 bytes"):
+        SerperSearch(KEY, serper_api.url, timeout=5).search("q", 3)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, Protocol
 
@@ -21,6 +22,8 @@ TIMEOUT_RANGE = (0.1, 120.0)  # seconds per HTTP request (Tavily's client caps i
 MAX_QUERY_CHARS = 400  # Tavily refuses longer queries; Google reads about 32 words
 MAX_RESULTS = 20  # Tavily's max_results ceiling; Serper pages hold 10-100
 MAX_SNIPPET_CHARS = 4000
+MAX_TITLE_CHARS = 500
+MAX_ANSWER_BYTES = 5_000_000  # a Serper page of 100 results is about 60 KB
 
 
 class SearchBackend(Protocol):
@@ -58,7 +61,7 @@ def _evidence(url: Any, title: Any, text: Any, source: str, score: float) -> Evi
         return None
     return Evidence(
         id=url,
-        title=title if isinstance(title, str) else "",
+        title=title[:MAX_TITLE_CHARS] if isinstance(title, str) else "",
         text=text.strip()[:MAX_SNIPPET_CHARS],
         source=source,
         score=score,
@@ -154,20 +157,11 @@ class SerperSearch:
             error status or a malformed answer. httpx.ConnectError: nothing listening.
         """
         try:
-            response = httpx.post(
-                f"{self._url}/search",
-                json={"q": query[:MAX_QUERY_CHARS], "num": min(max(k, 10), 100)},
-                headers={"X-API-KEY": self._key},
-                timeout=self._timeout,
-            )
+            raw = self._post({"q": query[:MAX_QUERY_CHARS], "num": min(max(k, 10), 100)})
         except httpx.TimeoutException as exc:
             raise TimeoutError(f"Serper: no answer within {self._timeout:g} s") from exc
-        if response.status_code in (401, 403):
-            raise WebSearchError(f"Serper refused the API key ({response.status_code})")
-        if response.status_code != 200:
-            raise WebSearchError(f"Serper answered HTTP {response.status_code}")
         try:
-            body = response.json()
+            body = json.loads(raw)
         except ValueError as exc:
             raise WebSearchError(f"Serper answer is not JSON: {exc}") from exc
         found = (
@@ -175,6 +169,24 @@ class SerperSearch:
             for rank, r in enumerate(_results(body, "organic", "Serper"))
         )
         return [e for e in found if e is not None][:k]
+
+    def _post(self, payload: dict[str, Any]) -> bytes:
+        """The body of a 200 answer to ``POST /search``, read up to ``MAX_ANSWER_BYTES``."""
+        headers = {"X-API-KEY": self._key}
+        with (
+            httpx.Client(timeout=self._timeout) as client,
+            client.stream("POST", f"{self._url}/search", json=payload, headers=headers) as response,
+        ):
+            if response.status_code in (401, 403):
+                raise WebSearchError(f"Serper refused the API key ({response.status_code})")
+            if response.status_code != 200:
+                raise WebSearchError(f"Serper answered HTTP {response.status_code}")
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > MAX_ANSWER_BYTES:
+                    raise WebSearchError(f"Serper answer is over {MAX_ANSWER_BYTES:,} bytes")
+            return bytes(body)
 
 
 def web_backend_name(kind: str) -> str:
