@@ -111,13 +111,14 @@ async def replay_debate_cv() -> tuple[int, int, int, int]:
         served[key] += 1
         return answers[key][(served[key] - 1) % len(answers[key])]
 
-    totals = [0, 0, 0]
+    calls = sent = received = 0
     for claim, evidence in items.items():
         with fake_provider(respond) as provider:
             context = DebateCVContext(model=provider.model())
             await debate_cv_graph.ainvoke({"claim": claim, "evidence": evidence}, context=context)
-        totals = [a + b for a, b in zip(totals, wire(provider), strict=True)]
-    return len(items), *totals
+        more = wire(provider)
+        calls, sent, received = calls + more[0], sent + more[1], received + more[2]
+    return len(items), calls, sent, received
 
 
 async def replay_madam() -> tuple[int, int, int, int]:
@@ -146,15 +147,16 @@ async def replay_madam() -> tuple[int, int, int, int]:
         served[key] += 1
         return replies[(served[key] - 1) % len(replies)]
 
-    totals = [0, 0, 0]
+    calls = sent = received = 0
     for question, documents in items.items():
         with fake_provider(respond) as provider:
             context = MadamContext(model=provider.model())
             await madam_graph.ainvoke(
                 {"question": question, "documents": documents}, context=context
             )
-        totals = [a + b for a, b in zip(totals, wire(provider), strict=True)]
-    return len(items), *totals
+        more = wire(provider)
+        calls, sent, received = calls + more[0], sent + more[1], received + more[2]
+    return len(items), calls, sent, received
 
 
 def main() -> None:
