@@ -9,7 +9,7 @@ export RAGAS_DO_NOT_TRACK := true
 export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 
-.PHONY: demo test test-fast lint bench-speed bench-fusion bench-bm25 bench-encoder bench-cli
+.PHONY: demo test test-fast lint bench-speed bench-fusion bench-bm25 bench-encoder bench-cli milvus-server bench-scale
 
 # llama.cpp is compiled here. A native build (-march=native) uses AMX tile instructions on
 # CPUs that report them, and those fault in VMs that do not virtualise AMX (segfault on the
@@ -72,3 +72,18 @@ bench-prompts: $(VENV)/.installed
 # How fast `factdebate` refuses a typo (fresh processes, median wall and CPU time; seconds).
 bench-cli: $(VENV)/.installed
 	$(PY) -m benchmarks.cli_refusal
+
+# A real Milvus standalone server for the `service` tests and `make bench-scale`: PyPI's
+# `milvus` package (an embedded Milvus 2.3 server) in its own venv, apart from the project's
+# pymilvus. Tests skip with a printed reason when this venv is missing or the server won't start.
+MILVUS_VENV ?= .milvus-venv
+$(MILVUS_VENV)/.installed:
+	python3 -m venv $(MILVUS_VENV)
+	$(MILVUS_VENV)/bin/pip install --quiet "milvus==2.3.5"
+	touch $@
+
+milvus-server: $(MILVUS_VENV)/.installed
+
+# Ingest and store-path benchmark at scale (not a test; resumable, caches under runs/scale).
+bench-scale: $(VENV)/.installed $(MILVUS_VENV)/.installed
+	$(PY) -m benchmarks.scale

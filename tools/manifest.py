@@ -16,7 +16,7 @@ from typing import Any
 
 from tools.corpus import data_home
 
-FORMAT = 2  # bump when the stored layout or the tokenisation changes
+FORMAT = 3  # bump when the stored layout or the tokenisation changes (3: on-disk passage store)
 EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 BM25_METHOD = "lucene"  # bm25s scoring variant, baked into a saved index (idf never below 0)
 BM25_K1 = 1.5  # term-frequency saturation (bm25s's default; tuned on SciFact train)
@@ -91,10 +91,14 @@ class Manifest:
     passages: int
     documents: int
     format: int = FORMAT
-    embedding_model: str = EMBEDDING_MODEL
+    embedding_model: str = EMBEDDING_MODEL  # the encoder (tools.embeddings.EncoderSpec)
     analyzer: str = ANALYZER
     engines: dict[str, str] = field(default_factory=engine_versions)
     build_s: dict[str, float] = field(default_factory=dict)
+    dense_index: str = "AUTOINDEX"  # Milvus index type of the vectors (HNSW on a server)
+    embedding_dim: int = 384  # the encoder's vector size, and the texts' prefixes it reads
+    query_prefix: str = ""
+    passage_prefix: str = ""
 
     @property
     def milvus_name(self) -> str:
@@ -103,8 +107,9 @@ class Manifest:
 
     def check_engines(self) -> None:
         """Raise ``IndexMismatchError`` when the installed engines cannot read this index."""
-        wanted = (FORMAT, EMBEDDING_MODEL, ANALYZER)
-        if (self.format, self.embedding_model, self.analyzer) != wanted:
+        # The encoder is the index's own (any sentence-transformers model): queries load it
+        # from here, and a run naming another is refused (tools.retrieval.check_encoder).
+        if (self.format, self.analyzer) != (FORMAT, ANALYZER):
             raise IndexMismatchError(
                 f"index {self.collection!r} was built by another version (format "
                 f"{self.format}, {self.embedding_model}): re-run `factdebate index PATH "
@@ -133,24 +138,49 @@ def bm25_dir(collection: str, generation: str) -> Path:
     return data_home() / "bm25" / f"{check_name(collection)}__{generation}"
 
 
-def read_manifest(collection: str) -> Manifest | None:
+def is_server(uri: str) -> bool:
+    """Whether a Milvus URI names a server (shared by processes and machines), not Lite."""
+    return "://" in uri
+
+
+def read_manifest(collection: str, uri: str = "") -> Manifest | None:
     """The manifest of ``collection``, or None when it was never built.
+
+    With a Milvus server URI the manifest stored in the server is the one that counts (every
+    worker pointed at the server reads the same); otherwise the file under the data home.
 
     Raises:
         IndexMismatchError: an unreadable manifest.
     """
     path = manifest_path(collection)
     try:
-        raw: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        if is_server(uri):
+            from tools.vectorstore import read_shared_manifest
+
+            text = read_shared_manifest(collection, uri)
+            if text is None:
+                return None
+        else:
+            text = path.read_text(encoding="utf-8")
+        raw: dict[str, Any] = json.loads(text)
         return Manifest(**raw)
     except FileNotFoundError:
         return None
     except (ValueError, TypeError) as exc:
-        raise IndexMismatchError(f"unreadable index manifest {path}: {exc}") from exc
+        where = f"in Milvus at {uri}" if is_server(uri) else str(path)
+        raise IndexMismatchError(f"unreadable index manifest {where}: {exc}") from exc
 
 
-def write_manifest(manifest: Manifest) -> None:
-    """Atomically replace the manifest (temp file, fsync, rename): the swap to a new build."""
+def write_manifest(manifest: Manifest, uri: str = "") -> None:
+    """Atomically replace the manifest: the swap to a new build.
+
+    With a Milvus server URI it is first upserted into the server (where other processes
+    and machines read it); a local copy is always written (temp file, fsync, rename).
+    """
+    if is_server(uri):
+        from tools.vectorstore import write_shared_manifest
+
+        write_shared_manifest(manifest.collection, json.dumps(asdict(manifest)), uri)
     path = manifest_path(manifest.collection)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
@@ -170,13 +200,13 @@ def write_manifest(manifest: Manifest) -> None:
         os.close(dir_fd)
 
 
-def live_manifest(collection: str) -> Manifest:
+def live_manifest(collection: str, uri: str = "") -> Manifest:
     """The manifest retrieval must follow, checked against the installed engines.
 
     Raises:
         IndexMissingError: never built. IndexMismatchError: built by an incompatible version.
     """
-    manifest = read_manifest(collection)
+    manifest = read_manifest(collection, uri)
     if manifest is None:
         raise IndexMissingError(collection)
     manifest.check_engines()

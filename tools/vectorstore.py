@@ -7,18 +7,19 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache
 from typing import Any
 
 from tools.corpus import data_home
-from tools.embeddings import EMBEDDING_DIM, default_embeddings
+from tools.embeddings import EMBEDDING_DIM, encoder_for, spec_of
 from tools.manifest import (
     IndexMismatchError,
     IndexMissingError,
     IndexUnavailableError,
     Manifest,
     is_generation_of,
+    is_server,
     live_manifest,
 )
 from tools.ranking import Passage, best_per_document
@@ -27,21 +28,30 @@ from tools.records import Evidence
 __all__ = [
     "IndexMissingError",
     "IndexUnavailableError",
-    "build_collection",
     "collection_exists",
+    "count_rows",
+    "create_collection",
     "dense_rank",
     "dense_search",
     "drop_collection",
     "drop_collections",
+    "flush",
+    "insert_rows",
     "locked_client",
     "milvus_uri",
     "passage_depth",
+    "read_shared_manifest",
+    "wait_indexed",
+    "write_shared_manifest",
 ]
 
 _lock = threading.Lock()
 _verified: set[tuple[str, str]] = set()
 _MAX_TEXT = 8192
 MAX_FETCH = 16_384  # Milvus's own cap on one search's result count
+MANIFESTS = "factdebate_manifests"  # the Milvus collection holding manifests on a server
+HNSW = {"M": 16, "efConstruction": 200}  # the server's dense index (Milvus's usual settings)
+MIN_EF = 64  # HNSW search breadth floor (it is raised to the number of hits asked for)
 WAIT_ENV = "FACTDEBATE_INDEX_WAIT_S"
 log = logging.getLogger("factdebate")
 
@@ -117,55 +127,138 @@ def collection_exists(collection: str, uri: str = "") -> bool:
     """
     client = _client(milvus_uri(uri))
     try:
-        manifest = live_manifest(collection)
+        manifest = live_manifest(collection, uri)
     except (IndexMissingError, IndexMismatchError):
         return False
     with _lock:
         return bool(client.has_collection(manifest.milvus_name))
 
 
-def build_collection(
-    name: str,
-    passages: Sequence[Passage],
-    uri: str = "",
-    batch_size: int = 128,
-    progress: Callable[[int], None] | None = None,
-) -> None:
-    """Create the Milvus collection ``name`` (new, cosine metric) holding the embedded passages.
+def create_collection(name: str, uri: str = "", dim: int = EMBEDDING_DIM) -> str:
+    """Create the empty Milvus collection ``name`` (cosine metric); returns its index type.
 
-    Passages are embedded shortest first, so each batch pads its texts to similar lengths
-    (in corpus order, SciFact's batches padded 2.16M tokens for 1.77M real ones); each row
-    keeps its position in ``passages`` as its id.
+    A server gets an HNSW index (approximate, for millions of vectors); Milvus Lite keeps
+    its AUTOINDEX. Rows carry ``id`` (the passage's position), ``vector``, and ``doc``,
+    ``title``, ``text`` as dynamic fields.
     """
+    from pymilvus import DataType, MilvusClient
+
     client = _client(milvus_uri(uri))
-    embeddings = default_embeddings()
+    schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=True)
+    schema.add_field("id", DataType.INT64, is_primary=True)
+    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
+    index = MilvusClient.prepare_index_params()
+    kind = "HNSW" if is_server(uri) else "AUTOINDEX"
+    index.add_index(
+        "vector", index_type=kind, metric_type="COSINE", params=HNSW if kind == "HNSW" else {}
+    )
     with _lock:
         if client.has_collection(name):
             client.drop_collection(name)
         client.create_collection(
-            collection_name=name, dimension=EMBEDDING_DIM, metric_type="COSINE", id_type="int"
+            collection_name=name, schema=schema, index_params=index, consistency_level="Strong"
         )
-    texts = [f"{p['title']}\n{p['text']}" for p in passages]
-    order = sorted(range(len(passages)), key=lambda i: len(texts[i]))
-    for start in range(0, len(order), batch_size):
-        batch = order[start : start + batch_size]
-        vectors = embeddings.embed_documents([texts[i] for i in batch])
-        rows = [
-            {
-                "id": i,
-                "vector": vector,
-                "doc": passages[i]["doc"],
-                "title": passages[i]["title"],
-                "text": passages[i]["text"][:_MAX_TEXT],
-            }
-            for i, vector in zip(batch, vectors, strict=True)
-        ]
-        with _lock:
-            client.insert(collection_name=name, data=rows)
-        if progress:
-            progress(len(batch))
+    return kind
+
+
+def insert_rows(
+    name: str, first: int, passages: Sequence[Passage], vectors: Sequence[Any], uri: str = ""
+) -> None:
+    """Insert passages with their vectors; row ids are ``first``, ``first + 1``, ..."""
+    rows = [
+        {
+            "id": first + offset,
+            "vector": vector,
+            "doc": passage["doc"],
+            "title": passage["title"],
+            "text": passage["text"][:_MAX_TEXT],
+        }
+        for offset, (passage, vector) in enumerate(zip(passages, vectors, strict=True))
+    ]
+    client = _client(milvus_uri(uri))
+    with _lock:
+        client.insert(collection_name=name, data=rows)
+
+
+def flush(name: str, uri: str = "") -> None:
+    """Make inserted rows durable and searchable (Milvus Lite searches slowly without it)."""
+    client = _client(milvus_uri(uri))
     with _lock:
         client.flush(collection_name=name)
+
+
+def count_rows(name: str, uri: str = "", below: int | None = None) -> int:
+    """Rows in ``name`` (deleted ones not counted); ``below``: only ids under it."""
+    client = _client(milvus_uri(uri))
+    with _lock:
+        client.load_collection(name)
+        rows = client.query(
+            collection_name=name,
+            filter="" if below is None else f"id < {int(below)}",
+            output_fields=["count(*)"],
+            consistency_level="Strong",
+        )
+    return int(rows[0]["count(*)"])
+
+
+def delete_from(name: str, first: int, uri: str = "") -> None:
+    """Delete every row whose id is ``first`` or more (a killed build's unfinished batch)."""
+    client = _client(milvus_uri(uri))
+    with _lock:
+        client.delete(collection_name=name, filter=f"id >= {int(first)}")
+
+
+def wait_indexed(name: str, uri: str = "", timeout: float = 3600.0) -> None:
+    """Wait until the server reports every row of ``name`` in its dense index."""
+    client = _client(milvus_uri(uri))
+    deadline = time.monotonic() + timeout
+    while True:
+        with _lock:
+            info = client.describe_index(collection_name=name, index_name="vector")
+        pending = int(info.get("pending_index_rows", 0) or 0)
+        if pending == 0 and int(info.get("indexed_rows", 0)) >= int(info.get("total_rows", 0)):
+            return
+        if time.monotonic() > deadline:
+            raise IndexUnavailableError(f"the dense index of {name} is still building")
+        time.sleep(0.5)
+
+
+def _manifests(client: Any) -> None:
+    """Create the server's manifest collection on first use (a key, the JSON, a dummy vector)."""
+    from pymilvus import DataType, MilvusClient
+
+    if client.has_collection(MANIFESTS):
+        return
+    schema = MilvusClient.create_schema(auto_id=False)
+    schema.add_field("name", DataType.VARCHAR, is_primary=True, max_length=64)
+    schema.add_field("manifest", DataType.VARCHAR, max_length=65_535)
+    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=2)  # Milvus 2.3 needs one
+    index = MilvusClient.prepare_index_params()
+    index.add_index("vector", index_type="FLAT", metric_type="L2")
+    client.create_collection(collection_name=MANIFESTS, schema=schema, index_params=index)
+
+
+def read_shared_manifest(collection: str, uri: str) -> str | None:
+    """The manifest JSON of ``collection`` stored in the Milvus server, or None."""
+    client = _client(milvus_uri(uri))
+    with _lock:
+        if not client.has_collection(MANIFESTS):
+            return None
+        client.load_collection(MANIFESTS)
+        rows = client.get(collection_name=MANIFESTS, ids=[collection], output_fields=["manifest"])
+    return str(rows[0]["manifest"]) if rows else None
+
+
+def write_shared_manifest(collection: str, text: str, uri: str) -> None:
+    """Store (replace) the manifest JSON of ``collection`` in the Milvus server."""
+    client = _client(milvus_uri(uri))
+    with _lock:
+        _manifests(client)
+        client.upsert(
+            collection_name=MANIFESTS,
+            data=[{"name": collection, "manifest": text, "vector": [0.0, 0.0]}],
+        )
+        client.flush(collection_name=MANIFESTS)
 
 
 def drop_collection(name: str, uri: str = "") -> None:
@@ -196,7 +289,14 @@ def _checked(client: Any, manifest: Manifest, uri: str) -> None:
             f"at {uri}: re-run `factdebate index PATH --collection {manifest.collection}`"
         )
     client.load_collection(manifest.milvus_name)
-    rows = int(client.get_collection_stats(manifest.milvus_name).get("row_count", -1))
+    rows = int(
+        client.query(
+            manifest.milvus_name,
+            filter="",
+            output_fields=["count(*)"],
+            consistency_level="Strong",
+        )[0]["count(*)"]
+    )
     if rows != manifest.passages:
         raise IndexMismatchError(
             f"Milvus holds {rows} passages of {manifest.collection!r} but its manifest says "
@@ -211,12 +311,19 @@ def passage_depth(k: int, passages: int) -> int:
     return min(max(8 * k, 100), MAX_FETCH, passages)
 
 
+def search_params(manifest: Manifest, limit: int) -> dict[str, Any]:
+    """Search parameters for the manifest's dense index (HNSW's ``ef`` at least ``limit``)."""
+    if manifest.dense_index == "HNSW":
+        return {"metric_type": "COSINE", "params": {"ef": max(MIN_EF, limit)}}
+    return {}
+
+
 def dense_rank(
     manifest: Manifest, query: str, k: int, uri: str = ""
 ) -> list[tuple[str, Passage, float]]:
     """The ``k`` best distinct documents by cosine similarity of their best passage."""
     client = _client(milvus_uri(uri))
-    vector = default_embeddings().embed_query(query)
+    vector = encoder_for(spec_of(manifest)).embed_query(query)  # the index's own encoder
     fetch = passage_depth(k, manifest.passages)
     with _lock:
         _checked(client, manifest, milvus_uri(uri))
@@ -225,6 +332,7 @@ def dense_rank(
             data=[vector],
             limit=fetch,
             output_fields=["doc", "title", "text"],
+            search_params=search_params(manifest, fetch),
         )[0]
     passages = [
         Passage(
@@ -243,5 +351,5 @@ def dense_search(collection: str, query: str, k: int, uri: str = "") -> list[Evi
     """Top-``k`` distinct documents by cosine similarity, each shown by its best passage."""
     return [
         Evidence(id=doc, title=p["title"], text=p["text"], source="milvus", score=score)
-        for doc, p, score in dense_rank(live_manifest(collection), query, k, uri)
+        for doc, p, score in dense_rank(live_manifest(collection, uri), query, k, uri)
     ]

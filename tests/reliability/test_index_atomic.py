@@ -107,9 +107,9 @@ def test_failed_rebuild_keeps_the_previous_index(
 def test_manifest_mismatch_is_a_one_line_error(data_home: Path) -> None:
     build_index(corpus("alpha", 3), "checked")
     manifest = live_manifest("checked")
-    stored = bm25_dir("checked", manifest.generation) / "passages.json"
-    passages = json.loads(stored.read_text())
-    stored.write_text(json.dumps(passages[:2]))  # another corpus behind the manifest's back
+    offsets = bm25_dir("checked", manifest.generation) / "offsets.u64"
+    with offsets.open("r+b") as handle:  # another corpus behind the manifest's back
+        handle.truncate(offsets.stat().st_size - 8)
     with pytest.raises(IndexMismatchError, match="does not match its manifest") as caught:
         search("checked", "alpha")
     assert "\n" not in str(caught.value)
