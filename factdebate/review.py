@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 from langgraph.types import Command
@@ -17,10 +18,11 @@ from tools.secrets import redact_deep
 
 async def stored_method(saver: Any, thread: str) -> str | None:
     """The method a stored thread was run with (checkpoint metadata), or None."""
-    async for item in saver.alist({"configurable": {"thread_id": thread}}, limit=50):
-        name = (item.metadata or {}).get(METHOD_KEY)
-        if isinstance(name, str) and name in METHODS:
-            return name
+    async with aclosing(saver.alist({"configurable": {"thread_id": thread}}, limit=50)) as items:
+        async for item in items:  # closed before the saver's connection, even on an early return
+            name = (item.metadata or {}).get(METHOD_KEY)
+            if isinstance(name, str) and name in METHODS:
+                return name
     return None
 
 
