@@ -324,3 +324,39 @@ def test_terminal_shows_labels_plainly_and_free_text_turns_without_unparsed(
     broken = runner.invoke(app, [*args, "--model", name, "--rounds", "1"])
     assert broken.exit_code == 0, broken.output
     assert "UNPARSED" in broken.output and "recorded errors: 0" not in broken.output
+
+
+async def test_mad_fact_streams_clerk_claims_then_each_juror_with_subgraphs(scripted, fake_tools):
+    """MAD-Fact: the clerk's claims stream first; with subgraphs each juror's turn follows."""
+    from graphs.mad_fact import graph as mad_fact_graph
+    from nodes.mad_fact.context import MADFactContext
+
+    claims = [CLAIM, "The Eiffel Tower was completed in 1889."]
+    name, _ = scripted(
+        [
+            ("You are the clerk of a fact-checking jury", json.dumps({"claims": claims})),
+            ("how confident are you", "I know this well.\nCONFIDENCE: 0.9"),
+            ("Give your opinion on the claim", "Reasoned.\n**TRUE**"),
+        ]
+    )
+    keys = output_keys(mad_fact_graph.builder)
+    events: list[tuple[tuple[str, ...], str, dict[str, Any]]] = []
+    async for namespace, chunk in mad_fact_graph.astream(
+        {"question": "Tell me about the tower.", "answer": " ".join(claims)},
+        context=MADFactContext(model=name, merge_method="text"),
+        stream_mode="updates",
+        subgraphs=True,
+    ):
+        for node, update in chunk.items():
+            visible = {k: v for k, v in (update or {}).items() if not namespace and k in keys}
+            events.append((namespace, node, visible if not namespace else update or {}))
+    clerk_at = next(i for i, (ns, n, u) in enumerate(events) if n == "clerk")
+    assert events[clerk_at][2]["claim_texts"] == claims  # streamed, not only kept inside
+    juror_turns = [i for i, (ns, n, u) in enumerate(events) if ns and u.get("transcript")]
+    pooled = [i for i, (ns, n, u) in enumerate(events) if not ns and n == "jury"]
+    scored = next(i for i, (ns, n, u) in enumerate(events) if not ns and n == "score")
+    assert clerk_at < min(juror_turns) and min(juror_turns) < min(pooled)
+    assert len(pooled) == 2 and all(events[i][2]["claim_results"] for i in pooled)
+    assert max(pooled) < scored and events[scored][2]["decided_by"]["agent"] == "jury"
+    final = contract({**events[clerk_at][2], **events[scored][2]})
+    assert "claim_texts" not in final and final["decided_by"]["reason"] == "scored"
