@@ -270,7 +270,7 @@ def test_without_a_sentence_end_the_cut_falls_between_words() -> None:
 
 
 def test_the_pool_never_shows_a_word_cut_in_half() -> None:
-    turns = [JuryTurn(agent="critic", round=1, answer=OPINION + "\n**TRUE**")]  # type: ignore[typeddict-item]
+    turns = [JuryTurn(agent="critic", round=1, answer=OPINION + "\n**TRUE**")]
     pool = render_pool(turns, 1500)
     assert "more characters cut]" in pool
     before = pool.split(" [... ")[0]
