@@ -87,3 +87,7 @@ milvus-server: $(MILVUS_VENV)/.installed
 # Ingest and store-path benchmark at scale (not a test; resumable, caches under runs/scale).
 bench-scale: $(VENV)/.installed $(MILVUS_VENV)/.installed
 	$(PY) -m benchmarks.scale
+
+# Local bench vs `bench --server` on a live `langgraph dev` (fixed-latency fake model; ~1 minute).
+bench-server: $(VENV)/.installed
+	$(PY) -m benchmarks.server_bench

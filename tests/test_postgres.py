@@ -281,3 +281,39 @@ def test_database_gone_mid_run_is_one_line_and_loses_no_finished_step(pg: PgServ
     assert result["rounds"] == 2 and result["verdict"] == "REFUTES"
     assert not set(counting.asked[asked_before:]) & set(answered_before)
     assert len(counting.answered) == 6  # each of the 6 calls answered exactly once
+
+
+def test_bench_checkpoint_keeps_each_items_steps_in_postgres(pg: PgServer, tmp_path, scripted):
+    from factdebate.bench import read_results, run_bench
+    from tests.test_bench import make_data
+
+    url = pg.create_database("bench")
+    name, model = scripted([], default="Known.\n**SUPPORTS**")
+    data = make_data(tmp_path / "data", "SRS")
+    args: dict[str, Any] = {"data_dir": data, "limit": None, "seed": 0, "concurrency": 2}
+    out = tmp_path / "run"
+    run_bench("cot", "fever-mini", out, context={"model": name}, checkpoint=url, **args)
+    calls = len(model.prompts)
+    assert calls == 3
+    first = {r["id"]: r["prediction"] for r in read_results(out / "results.jsonl")}
+    # the results file is lost: the items' threads still hold their finished debates
+    (out / "results.jsonl").unlink()
+    run_bench("cot", "fever-mini", out, context={"model": name}, checkpoint=url, **args)
+    assert len(model.prompts) == calls
+    again = {r["id"]: r["prediction"] for r in read_results(out / "results.jsonl")}
+    assert again == first == {"0": "SUPPORTS", "1": "SUPPORTS", "2": "SUPPORTS"}
+    # another run folder is another run: its items get threads of their own
+    run_bench(
+        "cot", "fever-mini", tmp_path / "other", context={"model": name}, checkpoint=url, **args
+    )
+    assert len(model.prompts) == 2 * calls
+    with pytest.raises(ValueError, match="a server keeps its own"):
+        run_bench(
+            "cot",
+            "fever-mini",
+            tmp_path / "x",
+            context={"model": name},
+            checkpoint=url,
+            server_url="http://127.0.0.1:9",
+            **args,
+        )
