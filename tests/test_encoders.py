@@ -78,7 +78,7 @@ def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return {"encoder": str(root / "tiny-e5-small"), "reranker": str(root / "tiny-reranker")}
 
 
-def test_known_prefixes_and_names(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_known_prefixes_and_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert known_prefixes("intfloat/e5-small-v2") == ("query: ", "passage: ")
     assert known_prefixes("intfloat/multilingual-e5-base") == ("query: ", "passage: ")
     query, passage = known_prefixes("BAAI/bge-small-en-v1.5")
@@ -89,6 +89,9 @@ def test_known_prefixes_and_names(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(embeddings.ENCODER_ENV, "intfloat/e5-small-v2")
     assert requested_encoder("") == "intfloat/e5-small-v2"
     assert requested_encoder("all-MiniLM-L6-v2") == DEFAULT_ENCODER
+    (tmp_path / "models" / "mine").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    assert requested_encoder("models/mine") == str((tmp_path / "models" / "mine").resolve())
 
 
 def test_device_setting_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:

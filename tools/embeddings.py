@@ -10,6 +10,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
@@ -247,13 +248,15 @@ def is_default_encoder(name: str) -> bool:
 
 
 def canonical_encoder(name: str) -> str:
-    """The name an index records for ``name``: the shipped MiniLM's or the name as given."""
+    """The name an index records: MiniLM's, a local folder's absolute path, or the model id."""
     name = name.strip()
     if len(name) > MAX_NAME_CHARS:
         raise ModelConfigError(
             f"encoder name is {len(name)} characters; the limit is {MAX_NAME_CHARS}"
         )
-    return DEFAULT_ENCODER if is_default_encoder(name) else name
+    if is_default_encoder(name):
+        return DEFAULT_ENCODER
+    return str(Path(name).resolve()) if Path(name).is_dir() else name
 
 
 def requested_encoder(name: str = "") -> str:
@@ -332,7 +335,7 @@ def load_encoder(name: str = "") -> Encoder:
     if is_default_encoder(resolved):
         spec = EncoderSpec(DEFAULT_ENCODER, query or "", passage or "", EMBEDDING_DIM)
         if spec.query_prefix or spec.passage_prefix:
-            return Encoder(spec, RememberingEmbeddings(_PrefixedDefault(spec)))
+            return Encoder(spec, _prefixed_default(spec))
         return Encoder(spec, default_embeddings())
     return _named_encoder(resolved, query, passage)
 
@@ -350,6 +353,11 @@ class _PrefixedDefault(Embeddings):
     def embed_query(self, text: str) -> list[float]:
         """Vector of a query, read with the query prefix."""
         return default_embeddings().embed_query(self.spec.query_prefix + text)
+
+
+@cache
+def _prefixed_default(spec: EncoderSpec) -> Embeddings:
+    return RememberingEmbeddings(_PrefixedDefault(spec))
 
 
 @cache
@@ -415,7 +423,7 @@ def encoder_for(spec: EncoderSpec, wanted: str = "") -> Embeddings:
     if is_default_encoder(spec.name) and not (spec.query_prefix or spec.passage_prefix):
         return default_embeddings()
     if is_default_encoder(spec.name):
-        return RememberingEmbeddings(_PrefixedDefault(spec))
+        return _prefixed_default(spec)
     loaded = _named_encoder(spec.name, spec.query_prefix, spec.passage_prefix)
     if loaded.spec.dim != spec.dim:
         raise EncoderMismatchError(
