@@ -74,7 +74,7 @@ def check_encoder(collection: str, embed_model: str, milvus_uri: str = "") -> No
         IndexUnavailableError: the index's encoder cannot be loaded here.
     """
     try:
-        encoder_for(spec_of(live_manifest(collection)), embed_model)
+        encoder_for(spec_of(live_manifest(collection, milvus_uri)), embed_model)
     except EncoderMismatchError as exc:
         raise IndexMismatchError(str(exc)) from exc
     except ModelConfigError as exc:
