@@ -48,7 +48,7 @@ def hybrid_search(
     Each engine ranks distinct documents (``max(k, FETCH_DOCS)`` deep); a document is shown
     by the passage of the engine that ranked it higher.
     """
-    manifest = live_manifest(collection)
+    manifest = live_manifest(collection, milvus_uri)
     depth = max(k, FETCH_DOCS)
     dense = dense_rank(manifest, query, depth, milvus_uri)
     lexical = lexical_index(manifest)
