@@ -227,6 +227,19 @@ def _print_result(result: dict[str, Any]) -> None:
         )
     if result.get("justification"):
         out.print(" ".join(str(result["justification"]).split())[:1200], markup=False)
+    if review := result.get("review"):  # a person approved or overruled the proposed verdict
+        note = f"; note: {review['note']}" if review.get("note") else ""
+        out.print(
+            f"reviewed: {review.get('status')} (proposed {review.get('proposed')}) at "
+            f"{review.get('at')}{note}",
+            markup=False,
+        )
+    if replay := result.get("replay"):
+        out.print(
+            f"replay of thread {replay.get('parent_thread')} from {replay.get('from')} "
+            f"(step {replay.get('parent_step')}), now thread {replay.get('thread')}",
+            markup=False,
+        )
     out.print(
         f"LLM calls {total.get('llm_calls', 0)}, tokens in {total.get('input_tokens', 0)}"
         f" / out {total.get('output_tokens', 0)}; recorded errors: {len(result['errors'])}"
@@ -374,7 +387,7 @@ def verify(
                 seen_errors += update.get("errors") or []
                 for turn in update.get("transcript", []):
                     _print_turn(turn, seen_errors)
-                if node == "judge":
+                if node == "judge" and method.startswith("tool-mad"):  # MAD's judges every round
                     out.print("[dim]judge is deciding after the round limit[/dim]")
         return result
 
@@ -467,7 +480,13 @@ def _check_index(context: Any) -> None:
 
 @app.command(epilog="Example: factdebate index my_docs.jsonl --collection mine")
 def index(
-    path: Annotated[Path, typer.Argument(help="JSONL (id, title, text) or a folder of .txt/.md.")],
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="JSONL(.gz) (id, title, text), Parquet, FEVER wiki-pages, KILT, a folder of "
+            "shards or of .txt/.md."
+        ),
+    ],
     collection: Annotated[str, typer.Option(help="Name of the index to (re)build.")] = "default",
     milvus_uri: Annotated[str, typer.Option(help="Milvus server URI; default Milvus Lite.")] = "",
     progress_every: Annotated[
@@ -479,26 +498,31 @@ def index(
             help=PROGRESS_HELP,
         ),
     ] = DEFAULT_EVERY_S,
+    corpus_format: Annotated[
+        str,
+        typer.Option(
+            "--format", help="auto, jsonl, parquet, fever, kilt or text (auto: detected)."
+        ),
+    ] = "auto",
 ) -> None:
-    """Build (or rebuild) a retrieval index from your own documents.
+    """Build (or rebuild) a retrieval index from your own documents, streamed in batches.
 
     Bad records are skipped and listed as FILE:LINE: problem; the live index is replaced
-    only when the new one is complete.
+    only when the new one is complete. A killed build resumes when the same command is run
+    again (docs/corpus.md).
     """
-    from tools.corpus import CorpusError, load_documents
-    from tools.manifest import check_name
+    from factdebate.ingest_cli import run_index
 
-    skipped: list[str] = []
-    try:
-        check_name(collection)
-        docs = load_documents(path, skipped=skipped)
-    except (CorpusError, ValueError) as exc:
-        fail(str(exc))
-    for problem in skipped:
-        err.print(f"skipped {problem}", markup=False, highlight=False, soft_wrap=True)
-    if skipped:
-        err.print(f"skipped {len(skipped)} bad record(s)", markup=False, highlight=False)
-    _index_with_progress(docs, collection, milvus_uri, progress_every)
+    run_index(
+        path,
+        collection,
+        milvus_uri,
+        corpus_format,
+        progress=lambda: _progress(f"indexing into {collection!r}", progress_every, "documents"),
+        fail=fail,
+        err=err,
+        out=out,
+    )
 
 
 def _index_with_progress(

@@ -203,6 +203,7 @@ def ingest(
     *,
     source: str,
     progress: Callable[[int], None] | None = None,
+    on_batch: Callable[[int, int], None] | None = None,
     encode: Encoder | None = None,
     checkpoint_s: float = CHECKPOINT_S,
     max_chars: int = PASSAGE_CHARS,
@@ -225,6 +226,7 @@ def ingest(
         source: What identifies the corpus and settings (see ``path_source``).
         progress: Called with the number of passages each encoder call embedded (and first
             with the passages a resumed build already holds).
+        on_batch: Called with the documents and passages stored so far, after each step.
         encode: Vectors of texts; the default encoder unless given (benchmarks pass cached ones).
         checkpoint_s: Seconds between checkpoints.
         max_chars: Longest passage.
@@ -254,6 +256,8 @@ def ingest(
             stream = iter(documents)
             for _ in range(state.documents):  # skip what is stored
                 next(stream, None)
+            if on_batch:
+                on_batch(state.documents, state.passages)
             last = time.monotonic()
             for docs, batch in _batches(stream, max_chars):
                 start = time.perf_counter()
@@ -269,6 +273,8 @@ def ingest(
                 state.embed_s += time.perf_counter() - start
                 state.documents += docs
                 state.passages += len(batch)
+                if on_batch:
+                    on_batch(state.documents, state.passages)
                 if time.monotonic() - last >= checkpoint_s:
                     _checkpoint(state, writer, name)
                     last = time.monotonic()
@@ -367,8 +373,12 @@ def index_path(
     *,
     fmt: str = "auto",
     problem: Problem | None = None,
+    on_batch: Callable[[int, int], None] | None = None,
 ) -> Manifest:
-    """Stream a corpus file or folder (any ``tools.corpus.FORMATS``) into ``collection``."""
+    """Stream a corpus file or folder (any ``tools.corpus.FORMATS``) into ``collection``.
+
+    Killed, it resumes when called again with the same path (files unchanged) and settings.
+    """
     source = path_source(path, fmt)
     return ingest(
         iter_documents(path, fmt, problem),
@@ -376,6 +386,7 @@ def index_path(
         milvus_uri,
         source=source,
         progress=progress,
+        on_batch=on_batch,
     )
 
 
