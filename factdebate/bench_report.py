@@ -10,8 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from factdebate.metrics import UNPARSED, label_metrics
-from nodes.state import MODEL_FAILURE
+from factdebate.metrics import UNPARSED, failed_item, label_metrics, unreadable_flags
 from tools.answers import answer_scores, mean_answer_scores
 from tools.files import write_atomic
 
@@ -66,7 +65,7 @@ def run_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     kinds = Counter(e.get("kind", "?") for r in rows for e in (r.get("errors") or []))
     rounds = [int(r["rounds"]) for r in rows if isinstance(r.get("rounds"), int)]
     return {
-        "failed": sum(r.get("stop_reason") in (FAILED, MODEL_FAILURE) for r in rows),
+        "failed": sum(failed_item(r) for r in rows),  # raised, or its model calls failed
         "budget_exhausted": sum(r.get("stop_reason") == "budget_exhausted" for r in rows),
         "items_with_errors": sum(bool(r.get("errors")) for r in rows),
         "error_kinds": dict(sorted(kinds.items())),
@@ -93,7 +92,8 @@ def majority_baseline(golds: Sequence[str], labels: Sequence[str]) -> dict[str, 
 def compute_metrics(rows: Sequence[dict[str, Any]], labels: Sequence[str]) -> dict[str, Any]:
     """Label metrics plus cost, latency, stop reasons and error kinds of a run's rows."""
     golds = [r["gold"] for r in rows]
-    scored = label_metrics(golds, [r.get("prediction") for r in rows], labels)
+    preds = [r.get("prediction") for r in rows]
+    scored = label_metrics(golds, preds, labels, unreadable_flags(rows))
     return {
         "task": LABEL_TASK,
         **scored,
@@ -191,10 +191,12 @@ def _label_lines(metrics: dict[str, Any]) -> list[str]:
     labels = metrics["labels"]
     columns = [*labels, UNPARSED]
     return [
-        "| accuracy | macro-F1 | unparsed | failed runs | items with errors | mean rounds |",
-        "|---:|---:|---:|---:|---:|---:|",
+        "| accuracy | macro-F1 | unparsed | out of labels | failed runs | items with errors "
+        "| mean rounds |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
         f"| {_pct(metrics['accuracy'])} | {_pct(metrics['macro_f1'])} | {metrics['unparsed']} | "
-        f"{metrics['failed']} | {metrics['items_with_errors']} | {metrics['mean_rounds']:.2f} |",
+        f"{metrics.get('out_of_labels', 0)} | {metrics['failed']} | "
+        f"{metrics['items_with_errors']} | {metrics['mean_rounds']:.2f} |",
         "",
         *_majority_lines(metrics),
         "## Per class",

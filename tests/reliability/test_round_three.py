@@ -17,6 +17,12 @@ runner = CliRunner()
 KEY = "sk-url-SECRET-9876"
 
 
+@pytest.fixture(autouse=True)
+def _own_home(data_home: Path) -> Path:
+    """Every test here indexes (if at all) into its own empty FACTDEBATE_HOME."""
+    return data_home
+
+
 def one_line_error(result: Any, message: str) -> None:
     output = result.output
     assert result.exit_code == 2, output
@@ -375,14 +381,31 @@ def test_model_text_reaches_the_terminal_without_control_sequences(scripted) -> 
 # ----------------------------------------------------------------- 9: index with every record bad
 
 
-def test_index_with_every_record_bad_names_file_and_line(tmp_path: Path, data_home: Path) -> None:
+def climate_fever_like(tmp_path: Path) -> Path:
+    """A corpus whose every record names its id ``doc_id`` (as Climate-FEVER's does)."""
     corpus = tmp_path / "corpus.jsonl"
     rows = [{"doc_id": f"d{i}", "title": "T", "text": "Some text."} for i in range(5)]
     corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return corpus
+
+
+def test_loading_a_corpus_with_every_record_bad_says_why(tmp_path: Path) -> None:
+    from tools.corpus import CorpusError, load_documents
+
+    corpus = climate_fever_like(tmp_path)
+    with pytest.raises(CorpusError) as caught:
+        load_documents(corpus, skipped=[])
+    message = str(caught.value)
+    assert message.startswith(f"no documents found in {corpus}")
+    assert f"{corpus}:1: missing or empty id" in message and "\n" not in message
+
+
+def test_index_with_every_record_bad_names_file_and_line(tmp_path: Path) -> None:
+    corpus = climate_fever_like(tmp_path)
     result = runner.invoke(app, ["index", str(corpus), "--collection", "allbad"])
     assert result.exit_code == 2, result.output
-    assert "no documents found" in result.output
-    assert f"{corpus}:1:" in result.output.replace("\n", "")
+    assert "no documents" in result.output
+    assert f"{corpus}:1: missing or empty id" in result.output.replace("\n", "")
     assert "Traceback" not in result.output
 
 
@@ -400,3 +423,165 @@ def test_json_result_holds_a_given_document_once(tmp_path: Path, scripted) -> No
     shown = json.loads(result.stdout.strip().splitlines()[-1])
     assert json.dumps(shown).count("MARKER") == 20_000
     assert shown["transcript"][0]["evidence"][0]["text"].startswith("MARKER")
+
+
+# ----------------------------------------------------------------- 11: honest scores
+
+
+def averitec(root: Path, labels: tuple[str, ...]) -> Path:
+    """An AVeriTeC-format dev.json under ``root/averitec`` with one claim per label."""
+    records = [
+        {
+            "claim": f"Claim {i}.",
+            "label": label,
+            "questions": [{"question": f"Q{i}?", "answers": [{"answer": f"A{i}."}]}],
+        }
+        for i, label in enumerate(labels)
+    ]
+    (root / "averitec").mkdir(parents=True)
+    (root / "averitec" / "dev.json").write_text(json.dumps(records), encoding="utf-8")
+    return root
+
+
+def test_averitec_is_scored_over_its_four_labels_whatever_the_sample(
+    tmp_path: Path, scripted
+) -> None:
+    from factdebate.bench import load_items, run_bench
+    from factdebate.datasets import LABELS
+
+    root = averitec(tmp_path / "data", ("Supported", "Refuted", "Not Enough Evidence"))
+    _, labels = load_items("averitec", root, 2, 0)
+    assert labels == LABELS
+    name, _ = scripted([], default="The evidence pulls both ways.\n**CONFLICTING**")
+    metrics = run_bench(
+        "rag-cot",  # DebateCV's single-answer baseline: four labels
+        "averitec",
+        tmp_path / "run",
+        data_dir=root,
+        limit=None,
+        seed=0,
+        concurrency=1,
+        context={"model": name},
+    )
+    assert metrics["labels"] == list(LABELS)
+    assert (metrics["unparsed"], metrics["out_of_labels"], metrics["failed"]) == (0, 0, 0)
+    assert sum(row["CONFLICTING"] for row in metrics["confusion"].values()) == 3
+    assert metrics["per_class"]["CONFLICTING"]["precision"] == 0.0
+
+
+def test_a_verdict_outside_the_datasets_labels_is_counted_apart(tmp_path: Path, scripted) -> None:
+    name, _ = scripted([], default="The evidence pulls both ways.\n**CONFLICTING**")
+    out = tmp_path / "run"
+    args = bench_args(out, fever_mini(tmp_path / "data"), name)
+    args[args.index("cot")] = "rag-cot"  # four labels, on a three-label dataset
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    assert (metrics["unparsed"], metrics["out_of_labels"], metrics["failed"]) == (0, 3, 0)
+    assert "| unparsed | out of labels |" in (out / "report.md").read_text(encoding="utf-8")
+
+
+def test_items_whose_model_calls_all_failed_count_as_failed_not_unparsed(
+    tmp_path: Path, scripted
+) -> None:
+    from factdebate.bench import run_bench
+
+    name, _ = scripted([("", RuntimeError("provider down"))])
+    metrics = run_bench(
+        "debate-cv",
+        "fever-mini",
+        tmp_path / "run",
+        data_dir=fever_mini(tmp_path / "data"),
+        limit=None,
+        seed=0,
+        concurrency=1,
+        context={"model": name, "model_retries": 0},
+    )
+    assert metrics["stop_reasons"] == {"moderator_error": 3}
+    assert (metrics["failed"], metrics["unparsed"], metrics["accuracy"]) == (3, 0, 0.0)
+
+
+def test_failed_unparsed_and_budget_rows_are_told_apart() -> None:
+    from factdebate.bench_report import compute_metrics
+
+    def row(pred: str | None, stop: str, *kinds: str) -> dict[str, Any]:
+        errors = [{"kind": kind} for kind in kinds]
+        return {"gold": "SUPPORTS", "prediction": pred, "stop_reason": stop, "errors": errors}
+
+    rows = [
+        row("SUPPORTS", "single_answer"),
+        row(None, "single_answer", "parse_error"),  # a reply that could not be read
+        row(None, "single_answer", "model_error"),  # its only call failed
+        row(None, "round_limit", "timeout", "parse_error"),  # one call failed, one unreadable
+        row(None, "error"),  # the run raised
+        row(None, "budget_exhausted", "budget_exhausted"),
+        row("CONFLICTING", "single_answer"),
+        row("maybe", "single_answer"),  # not a verdict label: unreadable
+    ]
+    m = compute_metrics(rows, ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO"))
+    assert (m["unparsed"], m["out_of_labels"], m["failed"], m["budget_exhausted"]) == (3, 1, 2, 1)
+    assert m["confusion"]["SUPPORTS"]["UNPARSED"] == 7
+
+
+# ----------------------------------------------------------------- 12: datasets' evidence, notes
+
+
+def test_felm_reference_contents_are_evidence(tmp_path: Path) -> None:
+    from factdebate.bench import load_items
+
+    record = {
+        "index": 7,
+        "domain": "wk",
+        "prompt": "Who built it?",
+        "response": "Eiffel built it. It is red.",
+        "segmented_response": ["Eiffel built it.", "It is red."],
+        "labels": [True, False],
+        "ref": ["https://example.org/tower", "https://example.org/paint"],
+        "ref_contents": ["The tower was built by Eiffel's company.", ""],
+    }
+    file = tmp_path / "all.jsonl"
+    file.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    items, _ = load_items("felm-wk", file, None, 0)
+    assert [i.id for i in items] == ["7-0", "7-1"]
+    evidence = items[0].inputs["evidence"]
+    assert [e["text"] for e in evidence] == ["The tower was built by Eiffel's company."]
+    assert evidence[0]["title"] == "https://example.org/tower"
+
+
+def test_hover_claim_only_note_is_shown_in_run_json_and_on_the_terminal(
+    tmp_path: Path, scripted
+) -> None:
+    records = [
+        {"uid": f"h{i}", "claim": f"Claim {i}.", "label": label, "supporting_facts": [["T", 0]]}
+        for i, label in enumerate(("SUPPORTED", "NOT_SUPPORTED"))
+    ]
+    (tmp_path / "hover").mkdir()
+    (tmp_path / "hover" / "dev.json").write_text(json.dumps(records), encoding="utf-8")
+    name, _ = scripted([], default="Reasoned.\n**SUPPORTS**")
+    out = tmp_path / "run"
+    args = ["bench", "--out", str(out), "--method", "cot", "--dataset", "hover"]
+    result = runner.invoke(app, [*args, "--data-dir", str(tmp_path), "--model", name])
+    assert result.exit_code == 0, result.output
+    run = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    note = "hover: no wiki_wo_links.db beside the claims: claim-only (no evidence)"
+    assert metrics["run"]["notes"] == [note]
+    assert run["dataset"] == "hover"
+    assert f"note: {note}" in result.output.replace("\n", " ")
+
+
+def test_medqa_without_the_pubmed_index_names_index_corpus(
+    tmp_path: Path, data_home: Path, scripted
+) -> None:
+    question = {
+        "question": "Which vitamin?",
+        "options": {"A": "C", "B": "D", "C": "K", "D": "B12"},
+        "answer_idx": "B",
+    }
+    (tmp_path / "medqa").mkdir()
+    (tmp_path / "medqa" / "test.jsonl").write_text(json.dumps(question) + "\n", "utf-8")
+    name, model = scripted([], default="Reasoned.\n**SUPPORTS**")
+    args = ["bench", "--out", str(tmp_path / "run"), "--method", "tool-mad", "--dataset", "medqa"]
+    result = runner.invoke(app, [*args, "--data-dir", str(tmp_path), "--model", name])
+    one_line_error(result, "factdebate index-corpus pubmedqa")
+    assert model.prompts == []
