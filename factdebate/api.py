@@ -315,7 +315,15 @@ METHOD_KEYS = (  # documented extras of some methods (docs/result-contract.md)
     "golden",  # MAD-Fact
     "review",  # any method run with review: the person's decision (nodes/review.py)
 )
-STREAM_ONLY_KEYS = ("drafts", "pending_query", "knowledge", "claim_texts", "claim_results")
+STREAM_ONLY_KEYS = (  # streamed while a run goes on (docs/streaming.md), never in the contract
+    "drafts",
+    "pending_query",
+    "knowledge",
+    "references",
+    "claim_texts",
+    "reference_claims",
+    "claim_results",
+)
 
 
 def contract(state: dict[str, Any]) -> dict[str, Any]:

@@ -104,20 +104,23 @@ class MADFactOutput(DebateOutput, total=False):
 
 
 class MADFactStream(MADFactOutput, total=False):
-    """What the graph streams: the contract plus the clerk's claims and each jury's result.
+    """What the graph streams: the contract plus the references, the claims, each jury's result.
 
-    ``claim_texts`` appears when the clerk finishes, ``claim_results`` grows as each claim's
-    jury finishes (with its jurors' turns in ``transcript``); the contract drops both.
+    ``references`` (given, or written by the expert models) appears after
+    ``write_references``, ``claim_texts`` and ``reference_claims`` when the clerk finishes,
+    ``claim_results`` grows as each claim's jury finishes (with its jurors' turns in
+    ``transcript``); the contract drops them all.
     """
 
+    references: list[str]
     claim_texts: list[str]
+    reference_claims: list[list[str]]
     claim_results: Annotated[list[ClaimResult], operator.add]
 
 
 class MADFactState(AnswerInput, MADFactStream, total=False):
     """Answer-level working state."""
 
-    reference_claims: list[list[str]]
     run_key: str
 
 
