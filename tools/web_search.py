@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import cache
 from typing import Any, Protocol
 
 import httpx
@@ -222,5 +223,11 @@ def search_backend(kind: str, collection: str, timeout: float = 30.0) -> SearchB
     if not key:
         raise ValueError(f"search_backend={name!r} needs the {KEY_ENVS[name]} environment variable")
     base = os.environ.get(URL_ENVS[name], "") or (TAVILY_URL if name == "tavily" else SERPER_URL)
+    return _web_client(name, key, base, min(max(timeout, TIMEOUT_RANGE[0]), TIMEOUT_RANGE[1]))
+
+
+@cache
+def _web_client(name: str, key: str, base: str, timeout: float) -> SearchBackend:
+    """One client per setting (Tavily's keeps a connection pool), reused across searches."""
     backend = TavilySearch if name == "tavily" else SerperSearch
-    return backend(key, base, min(max(timeout, TIMEOUT_RANGE[0]), TIMEOUT_RANGE[1]))
+    return backend(key, base, timeout)
