@@ -43,7 +43,7 @@ def hybrid_search(
     dense_weight: float = DENSE_WEIGHT,
     rrf_k: int = RRF_K,
 ) -> list[Evidence]:
-    """Fuse MiniLM dense and stemmed BM25 document rankings by weighted reciprocal rank.
+    """Fuse dense (the index's encoder) and stemmed BM25 document rankings by weighted RRF.
 
     Each engine ranks distinct documents (``max(k, FETCH_DOCS)`` deep); a document is shown
     by the passage of the engine that ranked it higher.
@@ -93,7 +93,7 @@ def _rag(
     """The 'rag' tool: dense or hybrid, then the cross-encoder over the top candidates."""
     if rag_engine not in RAG_ENGINES:
         raise ValueError(f"unknown rag_engine {rag_engine!r}: expected dense or hybrid")
-    ensure_index(collection, milvus_uri)
+    ensure_index(collection, milvus_uri, lexical=rag_engine == "hybrid")
     check_encoder(collection, embed_model, milvus_uri)
     depth = max(k, RERANK_DEPTH) if rerank_model else k
     if rag_engine == "hybrid":
