@@ -393,7 +393,7 @@ def verify(
 
     if not as_json:
         out.print(
-            f"[bold]Claim:[/bold] {clean_claim(claim)}  [dim](method {method}, model "
+            f"[bold]Claim:[/bold] {escape(clean_claim(claim))}  [dim](method {method}, model "
             f"{escape(redact(str(context.model)))})[/dim]"
         )
     started = time.perf_counter()

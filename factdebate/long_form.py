@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -12,6 +11,8 @@ from typing import Any, Literal
 
 from factdebate.datasets import AtomicClaimItem, PromptItem
 from factdebate.metrics import binary_metrics
+from tools.files import write_atomic
+from tools.secrets import redact_deep
 
 Checker = Literal["mad-fact", "single-verifier"]
 
@@ -120,7 +121,7 @@ def _rows(path: Path) -> dict[str, dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
     if not path.is_file():
         return rows
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").split("\n"):  # U+2028 stays inside a row
         try:
             row = json.loads(line)
         except json.JSONDecodeError:
@@ -131,9 +132,7 @@ def _rows(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, text)  # fsynced, never through a device or symlink, one file mode
 
 
 def _keep_rows(path: Path, rows: Sequence[dict[str, Any]]) -> None:
@@ -142,6 +141,7 @@ def _keep_rows(path: Path, rows: Sequence[dict[str, Any]]) -> None:
 
 
 def _same_run(out_dir: Path, run: dict[str, Any]) -> None:
+    run = redact_deep(run)  # a key inside a model URL is never written
     path = out_dir / RUN_FILE
     if path.is_file():
         before = json.loads(path.read_text(encoding="utf-8"))
@@ -228,7 +228,7 @@ async def agen_answers(
             "id": item.id,
             "prompt": item.prompt,
             "answer": reply.text,
-            "model": model,
+            "model": redact_deep(model),  # no key from a model URL in answers.jsonl
             "topic": item.meta.get("topic"),
             "cost": reply.cost,
             "errors": reply.errors,

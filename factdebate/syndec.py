@@ -259,7 +259,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     """All complete records of a SynDeC file, first occurrence of each id kept."""
     records: dict[str, dict[str, Any]] = {}
     if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in path.read_text(encoding="utf-8").split("\n"):  # not at U+2028 in a text
             if line.strip():
                 try:
                     rec = json.loads(line)

@@ -585,3 +585,37 @@ def test_medqa_without_the_pubmed_index_names_index_corpus(
     result = runner.invoke(app, [*args, "--data-dir", str(tmp_path), "--model", name])
     one_line_error(result, "factdebate index-corpus pubmedqa")
     assert model.prompts == []
+
+
+def test_gen_answers_writes_no_key_from_a_model_url(tmp_path: Path) -> None:
+    import asyncio
+
+    from factdebate.datasets import PromptItem
+    from factdebate.long_form import agen_answers
+    from tests.fake_provider import fake_provider
+
+    with fake_provider(lambda prompt, body: "A long answer.") as provider:
+        model = provider.model("m").replace("http://", f"http://user:{KEY}@")
+        out = tmp_path / "answers"
+        summary = asyncio.run(
+            agen_answers(
+                [PromptItem("p-1", "Tell me about towers.")],
+                out,
+                model=model,
+                dataset="longfact",
+                concurrency=1,
+                max_output_tokens=64,
+                timeout=30.0,
+            )
+        )
+    assert summary["new"] == 1, summary
+    for path in out.iterdir():
+        assert KEY not in path.read_text(encoding="utf-8"), path.name
+
+
+def test_a_claim_holding_markup_is_shown_as_text(scripted) -> None:
+    name, _ = scripted([], default="Reasoned.\n**SUPPORTS**")
+    claim = "The [/] sky [bold]is[/bold] blue."
+    result = runner.invoke(app, ["verify", claim, "--method", "cot", "--model", name])
+    assert result.exit_code == 0, result.output
+    assert claim in result.output
