@@ -9,7 +9,7 @@ export RAGAS_DO_NOT_TRACK := true
 export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 
-.PHONY: demo test test-fast lint bench-speed bench-fusion bench-bm25 bench-encoder bench-cli milvus-server bench-scale
+.PHONY: demo test test-fast lint docs bench-speed bench-fusion bench-bm25 bench-encoder bench-cli milvus-server bench-scale
 
 # llama.cpp is compiled here. A native build (-march=native) uses AMX tile instructions on
 # CPUs that report them, and those fault in VMs that do not virtualise AMX (segfault on the
@@ -36,7 +36,7 @@ demo: $(VENV)/.installed
 	$(PY) -c "from tools.index import ensure_index; ensure_index('default')"
 	$(VENV)/bin/factdebate verify "$(CLAIM)" --html "$(DEMO_PAGE)"
 
-test: lint
+test: lint docs
 	$(PY) -m pytest
 
 test-fast: $(VENV)/.installed
@@ -46,6 +46,11 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+
+# The documentation site (MkDocs, Material): diagrams, settings tables and the CLI reference are
+# generated from the code at build time; strict, so a broken link or a warning fails the build.
+docs: $(VENV)/.installed
+	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 # Speed benchmark (minutes: fake-model rows first, then the embedded model and a SciFact index).
 bench-speed: $(VENV)/.installed

@@ -1,0 +1,61 @@
+"""The documentation site: a strict MkDocs build, generated diagrams and settings, in Chromium."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.chromium import opener, visible
+from tests.conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("site")
+    mkdocs = Path(sys.executable).parent / "mkdocs"
+    if not mkdocs.exists():
+        pytest.skip("mkdocs is not installed (pip install -e '.[dev]')")
+    done = subprocess.run(
+        [str(mkdocs), "build", "--strict", "--site-dir", str(target)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "WARNING" not in done.stderr, done.stderr[-3000:]
+    return target
+
+
+def test_every_method_page_has_its_generated_graph_and_settings(site: Path) -> None:
+    from factdebate.settings_help import context_class
+    from graphs.registry import load_method
+
+    for method in ("tool-mad", "madam-rag", "debate-cv", "mad-fact"):
+        page = (site / "methods" / method / "index.html").read_text(encoding="utf-8")
+        assert '<pre class="mermaid">' in page, method
+        nodes = load_method(method)[0].get_graph().nodes
+        assert all(name in page for name in nodes if not name.startswith("__")), method
+        for field in context_class(method).__dataclass_fields__:
+            assert f"<code>{field}</code>" in page, (method, field)
+
+
+def test_cli_reference_is_generated_from_the_cli(site: Path) -> None:
+    page = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    for command in ("verify", "bench", "settings", "replay", "history", "review"):
+        assert f"factdebate {command}" in page
+
+
+def test_index_and_a_method_page_render_in_chromium(site: Path, tmp_path: Path) -> None:
+    open_page = opener(tmp_path)
+    index = open_page(site / "index.html", tmp_path / "index.png")
+    text, _ = visible(index)
+    assert "factdebate" in text and "Tool-MAD" in text
+    page = open_page(site / "methods" / "tool-mad" / "index.html", tmp_path / "tool-mad.png")
+    assert 'class="mermaid"' in page  # the diagram's source (drawn by mermaid.js when online)
+    assert "consensus_check" in page and "human_review" in page
+    text, tags = visible(page)
+    assert "faithfulness_threshold" in text and "table" in tags
