@@ -105,10 +105,19 @@ def _restates_label(line: str) -> bool:
     return False
 
 
+def _dangling(line: str) -> bool:
+    """Whether a line is only a short lead-in whose label was cut off (``The Scores:``)."""
+    core = line.strip().strip("*_`#> ")
+    return core.endswith(":") and len(core.split()) <= 4
+
+
 def reasoning(justification: str | None) -> str:
-    """The deciding agent's reasoning without the lines that only restate its label."""
+    """The deciding agent's reasoning without the lines that only restate its label.
+
+    A last line left as a bare lead-in (``Scores:``, once its label is gone) goes too.
+    """
     lines = str(justification or "").strip().splitlines()
-    while lines and (not lines[-1].strip() or _restates_label(lines[-1])):
+    while lines and (not lines[-1].strip() or _restates_label(lines[-1]) or _dangling(lines[-1])):
         lines.pop()
     while lines and (not lines[0].strip() or _restates_label(lines[0])):
         lines.pop(0)
@@ -133,29 +142,37 @@ def _documents(docs: list[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
     return [{**d, "body": capped(d.get("text"))} for d in docs or []]
 
 
-def _score_metric(error: Mapping[str, Any]) -> str | None:
-    """Which score a scoring error is about (``faithfulness``, ``answer_relevance``)."""
-    if not str(error.get("stage") or "").startswith("score"):
+def _score_metric(error: Mapping[str, Any]) -> tuple[str, bool] | None:
+    """Which score a scoring error is about, and whether its message names it.
+
+    An error of the scorer's inner steps names no score: it is placed by its stage.
+    """
+    stage = str(error.get("stage") or "")
+    if not stage.startswith("score"):
         return None
-    message, stage = str(error.get("message") or ""), str(error.get("stage") or "")
+    message = str(error.get("message") or "")
     for metric in SCORE_NAMES:
         if message.startswith(metric):
-            return metric
-    return "answer_relevance" if "Relevance" in stage else "faithfulness"
+            return metric, True
+    return ("answer_relevance" if "Relevance" in stage else "faithfulness"), False
 
 
 def _score_reasons(errors: list[Mapping[str, Any]]) -> dict[tuple[int, str, str], str]:
-    """(round, agent, score) -> the recorded reason it was not computed."""
-    reasons: dict[tuple[int, str, str], str] = {}
+    """(round, agent, score) -> the recorded reason it was not computed.
+
+    An error naming the score wins over one of the scorer's inner steps.
+    """
+    reasons: dict[tuple[int, str, str], tuple[bool, str]] = {}
     for error in errors:
-        metric = _score_metric(error)
-        if metric is None:
+        found = _score_metric(error)
+        if found is None:
             continue
+        metric, named = found
         key = (int(error.get("round") or 0), str(error.get("agent") or ""), metric)
-        message = str(error.get("message") or error.get("kind") or "").strip()
-        message = message.removeprefix(f"{metric}:").strip()
-        reasons.setdefault(key, f"{error.get('kind') or 'error'}: {message}")
-    return reasons
+        message = str(error.get("message") or "").strip().removeprefix(f"{metric}:").strip()
+        if key not in reasons or (named and not reasons[key][0]):
+            reasons[key] = named, f"{error.get('kind') or 'error'}: {message}".rstrip(": ")
+    return {key: reason for key, (_, reason) in reasons.items()}
 
 
 def score_view(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -25,6 +26,8 @@ FLAGS = (
     "--hide-scrollbars",
 )
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+SHOTS_ENV = "FACTDEBATE_SCREENSHOTS"  # a folder: the page tests keep their screenshots there
+MAX_SHOT_BYTES = 300_000
 
 
 class _Text(HTMLParser):
@@ -94,3 +97,28 @@ def opener(tmp_path: Path) -> Callable[..., str]:
         return dom
 
     return open_page
+
+
+def keep_screenshot(png: Path, name: str) -> Path | None:
+    """Copy a screenshot to ``$FACTDEBATE_SCREENSHOTS/name`` when that is set (docs/img).
+
+    The blank window below the page is cropped and the colours reduced until the file is at
+    most 300 KB; returns the copy's path (None when the variable is not set).
+    """
+    folder = os.environ.get(SHOTS_ENV)
+    if not folder:
+        return None
+    from PIL import Image, ImageChops
+
+    image = Image.open(png).convert("RGB")
+    blank = Image.new("RGB", image.size, (255, 255, 255))
+    box = ImageChops.difference(image, blank).getbbox()
+    if box is not None:
+        image = image.crop((0, 0, image.width, min(image.height, box[3] + 16)))
+    target = Path(folder) / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for colors in (256, 128, 64, 32):
+        image.quantize(colors=colors).save(target, optimize=True)
+        if target.stat().st_size <= MAX_SHOT_BYTES:
+            return target
+    raise AssertionError(f"{target}: over {MAX_SHOT_BYTES} bytes even with 32 colours")

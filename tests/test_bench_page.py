@@ -22,7 +22,7 @@ from factdebate.bench_page import (
 )
 from factdebate.bench_report import compute_metrics, majority_baseline, render_report
 from factdebate.cli import app
-from tests.chromium import opener, visible
+from tests.chromium import keep_screenshot, opener, visible
 from tests.test_bench import make_data
 
 HOSTILE = "<script>alert('pwned')</script>"
@@ -84,7 +84,8 @@ def test_rows_carry_the_text_and_small_runs_link_a_page_per_item(tmp_path: Path,
     page = (run / item_page(rows[0]["id"])).read_text(encoding="utf-8")
     text, _ = visible(page)
     assert "Claim number" in text and "Paris is in France." in text  # evidence text
-    assert re.search(rf"Reasoning (of the rag_cot )?{re.escape(REASONING)}", text)
+    decided = "Decided by rag_cot after round 1: One answer from the evidence."
+    assert f"{decided} Reasoning of the rag_cot {REASONING}" in text
     assert "**" not in text
     assert re.search(r"run time \d+\.\d s", text)
 
@@ -139,7 +140,8 @@ def test_plots_share_one_size_and_counts_are_whole_numbers(tmp_path: Path, scrip
 
 def test_report_and_compare_page_in_chromium(tmp_path: Path, scripted, browser):
     run = rag_cot_bench(tmp_path, scripted)
-    dom = browser(run / "report.html", tmp_path / "bench.png")
+    dom = browser(run / "report.html", tmp_path / "bench.png", size="1280,2100")
+    keep_screenshot(tmp_path / "bench.png", "bench-report.png")  # docs/img (see docs/pages.md)
     text, tags = visible(dom)
     assert "rag-cot on fever-mini" in text and "Scores are in percent." in text
     assert "script" not in tags and "**" not in text
@@ -150,20 +152,28 @@ def test_report_and_compare_page_in_chromium(tmp_path: Path, scripted, browser):
     dom = browser(run / item_page(refuted["id"]), tmp_path / "item.png")
     text, tags = visible(dom)
     assert "Paris is in France." in text  # the evidence text of the item
-    assert re.search(rf"Reasoning (of the rag_cot )?{re.escape(HOSTILE)} Not there\.", text)
+    assert f"Reasoning of the rag_cot {HOSTILE} Not there." in text  # escaped, not markup
     assert "script" not in tags and "**REFUTES**" not in text
     one = tmp_path / "one.html"
     shown = runner.invoke(app, ["bench", "--compare", str(run), "--html", str(one)])
     assert shown.exit_code == 0, shown.output
     text, _ = visible(browser(one, tmp_path / "one.png"))
     assert "1 run side by side" in text and "1 runs" not in text
+    name, _ = scripted([("number 0", "No.\n**REFUTES**")], default="Yes.\n**SUPPORTS**")
+    cot = tmp_path / "cot"
+    run_bench(
+        "cot", "fever-mini", cot, data_dir=tmp_path / "data", limit=None, seed=0,
+        concurrency=1, context={"model": name},
+    )  # fmt: skip
     two = tmp_path / "cmp" / "compare.html"
-    shown = runner.invoke(app, ["bench", "--compare", str(run), str(run), "--html", str(two)])
+    shown = runner.invoke(app, ["bench", "--compare", str(run), str(cot), "--html", str(two)])
     assert shown.exit_code == 0, shown.output
     dom = browser(two, tmp_path / "compare.png")
+    keep_screenshot(tmp_path / "compare.png", "bench-compare.png")
     text, _ = visible(dom)
     assert "2 runs side by side" in text
-    assert text.count("run rag-cot fever-mini 4 75.0 75.0 (SUPPORTS)") == 2
+    assert "run rag-cot fever-mini 4 75.0 75.0 (SUPPORTS)" in text
+    assert "cot cot fever-mini 4 50.0 75.0 (SUPPORTS)" in text
     assert len(re.findall(r'<img[^>]* src="data:image/png', dom)) == 5  # 3 bars + 2 matrices
 
 

@@ -18,7 +18,7 @@ from factdebate.api import averify
 from factdebate.cli import app
 from factdebate.long_form import ascore_answer
 from factdebate.report_page import prose, reasoning, render_debate_page, stop_reason_words
-from tests.chromium import opener, visible
+from tests.chromium import keep_screenshot, opener, visible
 from tests.conftest import doc
 from tools import retrieval
 
@@ -72,10 +72,40 @@ def test_demo_page_in_chromium(tmp_path: Path, scripted, hostile_tools, browser,
     assert "Recorded errors (0)" in text
     # What a fact-checker audits: the evidence's words, the deciding reasoning, the settings.
     assert "The tower is in Paris." in text  # the document's text, not only its title
-    assert re.search(r"Reasoning (of the judge )?The evidence places it in Paris\.", text)
+    assert re.search(r"Decided by judge after round 2: No consensus after 2 round", text)
+    assert "Reasoning of the judge The evidence places it in Paris." in text
     assert re.search(r"run time \d+\.\d s", text) and "relevance_strictness 1" in text
     assert "**" not in text  # labels are badges, never raw markdown
     assert re.search(r'<span class="label REFUTES">REFUTES</span>', dom)
+
+
+def test_page_of_a_judged_debate_in_chromium(
+    tmp_path: Path, scripted, fake_tools, browser, data_home
+):
+    """The page the docs show (docs/img/debate-page.png): the debaters disagree for two rounds,
+    one answer's faithfulness cannot be scored, the judge decides."""
+    unscorable = (
+        lambda p: "StatementGeneratorOutput" in p and "search result" in p,
+        "no statements, just prose",
+    )
+    judge = (
+        "Both documents place the tower in Paris; debater_b's search result supports it too, "
+        "its REFUTES is not backed by any document.\n**SUPPORTS**"
+    )
+    name, _ = scripted([unscorable, *tm.debate_rules(label_b="REFUTES", judge=judge)])
+    page = tmp_path / "debate.html"
+    settings = ["--rounds", "2", "--set", "relevance_strictness=1", "--model", name]
+    shown = runner.invoke(app, ["verify", tm.CLAIM, *settings, "--html", str(page)])
+    assert shown.exit_code == 0, shown.output
+    png = tmp_path / "debate.png"
+    dom = browser(page, png, size="1280,2400")
+    keep_screenshot(png, "debate-page.png")
+    text, _ = visible(dom)
+    assert "The Eiffel Tower stands in Paris, France." in text  # evidence text
+    assert "Reasoning of the judge Both documents place the tower in Paris;" in text
+    unscored = "faithfulness not computed (threshold 0.70): score_error: ScorerOutputError:"
+    assert text.count(unscored) == 2  # the score's own error, not its inner parse step
+    assert "**" not in text and "Decided by judge after round 2" in text
 
 
 async def test_unscored_turn_shows_not_computed_and_errors_are_listed(tmp_path: Path, scripted):
@@ -139,7 +169,8 @@ def test_score_reason_sits_next_to_the_score_and_numbers_stay_in_range():
                 "stage": "score",
                 "kind": "score_error",
                 "message": "faithfulness: TimeoutError: the scorer took too long",
-            }
+            },
+            {"round": 1, "agent": "judge", "kind": "truncated", "raw": "r" * 5000},
         ],
     }
     thresholds = {"faithfulness_threshold": 0.7, "relevance_threshold": 0.8}
@@ -159,6 +190,7 @@ def test_score_reason_sits_next_to_the_score_and_numbers_stay_in_range():
     assert "run time 12.3 s" in text and "relevance_threshold 0.8" in text
     assert "x" * 3000 in text and "x" * 3001 not in text
     assert "2000 more characters not shown" in text
+    assert "r" * 4000 not in text and "1000 more characters not shown" in text  # raw output
 
 
 def test_score_absent_because_scoring_is_off_or_no_tool():
@@ -186,6 +218,8 @@ def test_prose_and_reasoning_helpers():
         "The claim is not supported by the text."
     )
     assert reasoning(None) == ""
+    assert reasoning("The Scores:") == ""  # what was left of "The Scores: **SUPPORTS**"
+    assert reasoning("Because:\n- the dates differ") == "Because:\n- the dates differ"
 
 
 def test_provenance_shown_when_given_and_stop_reason_alone_when_not():
