@@ -65,7 +65,7 @@ def test_index_jsonl_and_folder(tmp_path: Path, data_home):
     result = runner.invoke(app, ["index", str(corpus), "--collection", "mine"])
     assert result.exit_code == 0, result.output
     assert "indexed 2 documents" in result.output
-    assert "embedding into 'mine': 2/2 passages (100%)" in result.output  # no terminal: lines
+    assert "into 'mine': 2/2 documents (100%) · elapsed " in result.output  # no terminal: lines
     from tools.search import OfflineSearch
     from tools.vectorstore import dense_search
 
