@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import difflib
 import math
 import os
 from collections.abc import Mapping
@@ -264,9 +265,15 @@ class Context:
         LangGraph builds the settings from a dict context with ``cls(**context)``, so this
         covers graphs invoked directly as well as the CLI, the API and the server.
         """
-        unknown = sorted(set(kwargs) - {f.name for f in fields(cls)})
+        known = [f.name for f in fields(cls)]
+        unknown = sorted(set(kwargs) - set(known))
         if unknown:
-            raise ValueError(f"unknown setting(s) for {cls.__name__}: {', '.join(unknown)}")
+            close = {n: difflib.get_close_matches(n, known, n=1) for n in unknown}
+            hints = "; ".join(f"{n}: did you mean {c[0]}?" for n, c in close.items() if c)
+            raise ValueError(
+                f"unknown setting(s) for {cls.__name__}: {', '.join(unknown)}"
+                + (f" ({hints})" if hints else "")
+            )
         return super().__new__(cls)
 
     @classmethod

@@ -286,3 +286,14 @@ def test_bench_count_options_are_checked_before_the_imports(tmp_path) -> None:
     ]:
         result = runner.invoke(app, ["bench", "--out", str(tmp_path / "run"), *args])
         assert result.exit_code == 2 and message in result.output, result.output
+
+
+def test_api_and_server_settings_suggest_the_closest_name_too() -> None:
+    """The settings class itself (API, graphs, LangGraph server) names the likely setting."""
+    cls = context_class("tool-mad")
+    with pytest.raises(ValueError) as caught:
+        cls(max_roundz=2, zzz=1)
+    assert str(caught.value) == (
+        "unknown setting(s) for ToolMADContext: max_roundz, zzz (max_roundz: did you mean "
+        "max_rounds?)"
+    )
