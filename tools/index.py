@@ -390,29 +390,39 @@ def index_path(
     )
 
 
-def index_ready(collection: str, milvus_uri: str = "") -> bool:
-    """Whether ``collection`` has a live, compatible index in both engines."""
+def index_ready(collection: str, milvus_uri: str = "", lexical: bool = True) -> bool:
+    """Whether ``collection`` has a live, compatible index (dense, and ``lexical`` too)."""
     try:
         manifest = live_manifest(collection, milvus_uri)
     except (IndexMissingError, IndexMismatchError):
         return False
-    return lexical_ready(bm25_dir(collection, manifest.generation)) and collection_exists(
-        collection, milvus_uri
-    )
+    if lexical and not lexical_ready(bm25_dir(collection, manifest.generation)):
+        return False
+    return collection_exists(collection, milvus_uri)
 
 
-def ensure_index(collection: str, milvus_uri: str = "") -> None:
+def ensure_index(collection: str, milvus_uri: str = "", lexical: bool = True) -> None:
     """Make sure ``collection`` exists; the bundled default collection is built on first use.
+
+    ``lexical=False``: only the dense part is needed (a Milvus server's index used from a
+    machine that does not hold the BM25 files).
 
     Raises:
         IndexMissingError: any other collection that was never indexed.
-        IndexMismatchError: any other collection built by an incompatible version.
+        IndexMismatchError: any other collection built by an incompatible version, or whose
+            lexical files are not on this machine.
     """
     with _lock:
-        if index_ready(collection, milvus_uri):
+        if index_ready(collection, milvus_uri, lexical):
             return
         if collection != DEFAULT_COLLECTION:
-            live_manifest(collection, milvus_uri)  # raises the precise error
+            manifest = live_manifest(collection, milvus_uri)  # raises the precise error
+            folder = bm25_dir(collection, manifest.generation)
+            if lexical and not lexical_ready(folder) and collection_exists(collection, milvus_uri):
+                raise IndexMismatchError(
+                    f"the lexical index of {collection!r} is not on this machine ({folder}): "
+                    "share FACTDEBATE_HOME, copy that folder, or use rag_engine=dense"
+                )
             raise IndexMissingError(collection)
         build_index(load_documents(default_corpus_path()), collection, milvus_uri)
 
