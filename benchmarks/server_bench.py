@@ -54,8 +54,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(folder: Path, latency: float) -> tuple[subprocess.Popen[bytes], str]:
-    """`langgraph dev` serving the benchmark's CoT on a free loopback port, once ready."""
+def start_server(folder: Path, latency: float, jobs: int) -> tuple[subprocess.Popen[bytes], str]:
+    """`langgraph dev` serving the benchmark's CoT on a free loopback port, once ready.
+
+    ``jobs`` runs at once (``--n-jobs-per-worker``): the dev server otherwise runs one.
+    """
     graph = str(REPO / "benchmarks" / "server_bench_graph.py") + ":graph"
     config = {
         "dependencies": [str(REPO)],
@@ -83,6 +86,8 @@ def start_server(folder: Path, latency: float) -> tuple[subprocess.Popen[bytes],
             str(port),
             "--no-browser",
             "--no-reload",
+            "--n-jobs-per-worker",
+            str(jobs),
             "--config",
             str(folder / "langgraph.json"),
         ],
@@ -188,7 +193,7 @@ def main(argv: list[str] | None = None) -> None:
         root = Path(tmp)
         data = make_items(root / "data", args.items)
         (root / "server").mkdir()
-        proc, url = start_server(root / "server", args.latency)
+        proc, url = start_server(root / "server", args.latency, args.concurrency)
         try:
             results: dict[str, Any] = {}
             results["local bench"] = asyncio.run(

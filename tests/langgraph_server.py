@@ -23,6 +23,7 @@ import pytest
 from tests.conftest import REPO
 
 READY_S = 180.0
+JOBS = 8  # runs the server executes at once
 
 
 def free_port() -> int:
@@ -80,6 +81,8 @@ class LanggraphDev:
                 str(self.port),
                 "--no-browser",
                 "--no-reload",
+                "--n-jobs-per-worker",  # the dev server runs one run at a time without it
+                str(JOBS),
                 "--config",
                 str(self.folder / "langgraph.json"),
             ],
