@@ -469,6 +469,19 @@ def test_averitec_is_scored_over_its_four_labels_whatever_the_sample(
     assert metrics["per_class"]["CONFLICTING"]["precision"] == 0.0
 
 
+def test_seeded_averitec_samples_all_list_four_labels() -> None:
+    from factdebate.bench import load_items
+    from factdebate.datasets import CONFLICTING, LABELS
+    from tests.conftest import data_or_skip
+
+    without = 0
+    for seed in range(20):
+        items, labels = data_or_skip(lambda s=seed: load_items("averitec", None, 3, s), "AVeriTeC")
+        assert labels == LABELS
+        without += all(i.gold != CONFLICTING for i in items)
+    assert without > 0  # samples without CONFLICTING gold were drawn, and still list four
+
+
 def test_a_verdict_outside_the_datasets_labels_is_counted_apart(tmp_path: Path, scripted) -> None:
     name, _ = scripted([], default="The evidence pulls both ways.\n**CONFLICTING**")
     out = tmp_path / "run"
