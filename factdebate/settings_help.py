@@ -14,8 +14,8 @@ from functools import cache
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from graphs.registry import METHODS
-from nodes.context import Context, with_defaults
-from nodes.tool_mad.context import ABLATIONS, ToolMADContext
+from nodes.context import Context
+from nodes.tool_mad.context import ABLATIONS, ablation_context
 
 CONTEXTS: dict[str, str] = {
     # method -> "module:Class" of its settings, as its graph module passes them (context_schema);
@@ -156,9 +156,7 @@ def context_class(method: str) -> type[Context]:
     """The settings class of ``method``, without importing its graph (LangGraph, models)."""
     check_method(method)
     if method in ABLATIONS:  # as graphs.tool_mad_ablations builds them
-        class_name = "".join(part.title() for part in method.split("-")) + "Context"
-        doc = METHODS[method].description + "."
-        return with_defaults(ToolMADContext, class_name, doc, **ABLATIONS[method])
+        return ablation_context(method, METHODS[method].description + ".")
     module, _, attr = CONTEXTS[method].partition(":")
     cls: type[Context] = getattr(importlib.import_module(module), attr)
     return cls

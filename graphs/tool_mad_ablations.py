@@ -13,14 +13,12 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graphs.registry import METHODS
 from graphs.tool_mad import make_builder
-from nodes.context import with_defaults
-from nodes.tool_mad.context import ABLATIONS, ToolMADContext
+from nodes.tool_mad.context import ABLATIONS as ABLATIONS  # re-exported: tests import it here
+from nodes.tool_mad.context import ablation_context
 
 
 def _compile(method: str) -> CompiledStateGraph[Any, Any, Any, Any]:
-    class_name = "".join(part.title() for part in method.split("-")) + "Context"
-    doc = METHODS[method].description + "."
-    context = with_defaults(ToolMADContext, class_name, doc, **ABLATIONS[method])
+    context = ablation_context(method, METHODS[method].description + ".")
     return make_builder(context).compile(name=method)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from nodes.context import Context, ToolName, setting
+from nodes.context import Context, ToolName, setting, with_defaults
 
 NeiRelevance = Literal["ragas", "cosine"]
 
@@ -69,3 +69,13 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "tool-mad-no-qf": {"query_formulation": False},
     "tool-mad-no-stability": {"stability_score": False},
 }
+
+
+def ablation_context(method: str, doc: str) -> type[ToolMADContext]:
+    """The settings class of a Tool-MAD ablation: Tool-MAD's, with ``ABLATIONS[method]`` defaults.
+
+    Named after the method (``tool-mad-rag-rag`` -> ``ToolMadRagRagContext``), so the graph
+    module and the command line build the same class without importing each other.
+    """
+    class_name = "".join(part.title() for part in method.split("-")) + "Context"
+    return with_defaults(ToolMADContext, class_name, doc, **ABLATIONS[method])
