@@ -3,87 +3,25 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.conftest import REPO
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.langgraph_server import LanggraphDev
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[str]:
-    cli = Path(sys.executable).parent / "langgraph"
-    if not cli.exists() and not shutil.which("langgraph"):
-        pytest.skip("langgraph-cli is not installed (pip install 'langgraph-cli[inmem]')")
-    config = {
-        "dependencies": [str(REPO)],
-        "graphs": {"tool-mad": str(REPO / "tests" / "server_graph.py") + ":graph"},
-        "http": {"app": str(REPO / "factdebate" / "server_app.py") + ":app"},  # as langgraph.json
-    }
-    (tmp_path / "langgraph.json").write_text(json.dumps(config))
-    port = free_port()
-    env = {
-        **os.environ,
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "LANGGRAPH_NO_VERSION_CHECK": "true",
-        "PYTHONPATH": str(REPO),
-        "FACTDEBATE_HOME": str(tmp_path / "home"),
-    }
-    proc = subprocess.Popen(
-        [
-            str(cli),
-            "dev",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--no-browser",
-            "--no-reload",
-            "--config",
-            str(tmp_path / "langgraph.json"),
-        ],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
+    """`langgraph dev` serving Tool-MAD on the scripted model (tests/langgraph_server.py)."""
+    graph = str(REPO / "tests" / "server_graph.py") + ":graph"
+    dev = LanggraphDev(tmp_path, {"tool-mad": graph})
+    dev.start()
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                pytest.fail(
-                    f"langgraph dev exited early:\n{proc.stdout.read() if proc.stdout else ''}"
-                )
-            try:
-                if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(1)
-        else:
-            pytest.fail("langgraph dev did not become ready within 120 s")
-        yield url
+        yield dev.url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        dev.stop()
 
 
 @pytest.mark.slow
