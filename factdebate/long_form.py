@@ -25,6 +25,7 @@ async def ascore_answer(
     Returns the result contract plus ``claims`` (per-claim verdicts), ``dropped``,
     ``scores`` and ``golden``.
     """
+    from factdebate.api import contract
     from graphs.mad_fact import graph
     from nodes.mad_fact.context import MADFactContext
     from nodes.mad_fact.state import AnswerInput
@@ -36,7 +37,7 @@ async def ascore_answer(
         )
     payload = AnswerInput(question=question, answer=answer, references=list(references or []))
     result = await graph.ainvoke(payload, context=MADFactContext(**settings))
-    return dict(result)
+    return contract(dict(result))  # the streamed-only channels (claim_texts, ...) stay out
 
 
 def score_answer(
