@@ -1165,6 +1165,7 @@ def methods() -> None:
 
     for name, spec in METHODS.items():
         out.print(f"[bold]{name}[/bold] ({spec.input_kind}): {spec.description}")
+    out.print("Every setting of one, with defaults and ranges: factdebate settings METHOD")
 
 
 if __name__ != "__main__":  # under `python -m`, the import of factdebate.cli below does this

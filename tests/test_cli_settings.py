@@ -297,3 +297,10 @@ def test_api_and_server_settings_suggest_the_closest_name_too() -> None:
         "unknown setting(s) for ToolMADContext: max_roundz, zzz (max_roundz: did you mean "
         "max_rounds?)"
     )
+
+
+def test_methods_listing_points_to_the_settings_command() -> None:
+    result = runner.invoke(app, ["methods"], env=WIDE)
+    assert result.exit_code == 0
+    assert all(f"{name} (" in result.output for name in METHODS)
+    assert result.output.rstrip().endswith("factdebate settings METHOD")
