@@ -12,6 +12,9 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from factdebate.checkpoints import check_checkpoint as check_checkpoint
+from factdebate.checkpoints import checkpoint_path as checkpoint_path
+from factdebate.checkpoints import open_checkpointer
 from graphs.registry import METHODS, load_method
 from nodes.claims import InputError, clean_claim
 from tools.files import check_target
@@ -20,7 +23,6 @@ from tools.records import Evidence
 from tools.secrets import redact_deep
 
 MODEL_FIELDS = ("model", "debater_model", "judge_model", "scorer_model")
-SQLITE_HEADER = b"SQLite format 3\x00"
 MAX_CONCURRENCY = 64  # items in flight in one bench or SynDeC run
 
 
@@ -88,42 +90,6 @@ def make_input(
     return payload
 
 
-def checkpoint_path(spec: str) -> Path:
-    """The SQLite file named by ``sqlite:PATH``: new, empty, or an existing SQLite database.
-
-    Raises:
-        ValueError: another scheme, a folder, or a file that is not a SQLite database.
-    """
-    scheme, sep, path = spec.partition(":")
-    if scheme != "sqlite" or not sep or not path.strip():
-        raise ValueError(f"bad checkpoint {spec!r}: expected sqlite:PATH")
-    target = Path(path).expanduser()
-    if target.is_dir():
-        raise ValueError(f"bad checkpoint {spec!r}: {target} is a folder, not a SQLite file")
-    if target.exists():
-        try:
-            with target.open("rb") as fh:
-                head = fh.read(len(SQLITE_HEADER))
-        except OSError as exc:
-            raise ValueError(f"bad checkpoint {spec!r}: {exc.strerror or exc}") from exc
-        if head and head != SQLITE_HEADER:
-            raise ValueError(f"bad checkpoint {spec!r}: {target} is not a SQLite database")
-    return target
-
-
-def open_checkpointer(spec: str) -> Any:
-    """An async context manager yielding the checkpointer named by ``spec`` (its folder is made).
-
-    Raises:
-        ValueError: a spec ``checkpoint_path`` refuses.
-    """
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-
-    target = checkpoint_path(spec)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    return AsyncSqliteSaver.from_conn_string(str(target))
-
-
 def output_keys(builder: Any) -> set[str]:
     """Keys of a graph builder's output schema (a TypedDict)."""
     schema = getattr(builder, "output_schema", None)
@@ -161,11 +127,12 @@ async def astream_verify(
     ``documents`` replaces retrieval for methods that accept given evidence (MADAM-RAG,
     DebateCV); ``settings`` are fields of the method's ``Context``.
 
-    With ``checkpoint`` (``sqlite:PATH``) and ``thread`` every finished step is saved under
-    that thread id. Running again with the same thread resumes an interrupted run from its
-    last saved step (finished steps are not recomputed), or returns the stored result of a
-    finished one; either way a ``("checkpoint", {"thread", "status"})`` event comes first,
-    status ``new``, ``resumed`` or ``finished``. Settings are not stored: pass the same ones.
+    With ``checkpoint`` (``sqlite:PATH`` or ``postgresql://...``) and ``thread`` every finished
+    step is saved under that thread id. Running again with the same thread resumes an
+    interrupted run from its last saved step (finished steps are not recomputed), or returns
+    the stored result of a finished one; either way a ``("checkpoint", {"thread", "status"})``
+    event comes first, status ``new``, ``resumed`` or ``finished``. Settings are not stored:
+    pass the same ones.
 
     Raises:
         InputError: bad text, or a thread that holds a different claim.
