@@ -839,13 +839,17 @@ def score_answer_command(
     if not as_json:
         shown_model = escape(redact(str(settings.get("model", "local"))))
         out.print(f"[dim]checking the answer with MAD-Fact (model {shown_model})[/dim]")
+    started = time.perf_counter()
     result = asyncio.run(ascore_answer(answer, question, refs, **settings))
     if html is not None:
         from factdebate.report_page import write_debate_page
 
         ctx = MADFactContext(**settings)
         shown = {f.name: getattr(ctx, f.name) for f in fields(ctx)}
-        _write_page(lambda: write_debate_page(html, result, answer, "mad-fact", shown), as_json)
+        elapsed = time.perf_counter() - started
+        _write_page(
+            lambda: write_debate_page(html, result, answer, "mad-fact", shown, elapsed), as_json
+        )
     if as_json:
         sys.stdout.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
         return

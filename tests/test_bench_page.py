@@ -138,6 +138,41 @@ def test_plots_share_one_size_and_counts_are_whole_numbers(tmp_path: Path, scrip
     assert {png_size(p["src"]) for p in plots} == {(640, 360)}
 
 
+def test_plot_axes_count_in_whole_numbers_and_scores_in_percent(
+    tmp_path: Path, scripted, monkeypatch
+):
+    import factdebate.bench_page as bench_page
+
+    run = rag_cot_bench(tmp_path, scripted)
+    figures: dict[str, Any] = {}
+
+    def keep(fig: Any) -> str:
+        fig.canvas.draw()
+        figures[fig.axes[0].get_title()] = fig
+        return "data:image/png;base64,"
+
+    monkeypatch.setattr(bench_page, "_data_uri", keep)
+    metrics = json.loads((run / "metrics.json").read_text())
+    run_plots(run, metrics, read_results(run / "results.jsonl"))
+
+    def ticks(title: str, axis: str) -> list[float]:
+        ax = figures[title].axes[0]
+        low, high = ax.get_xlim() if axis == "x" else ax.get_ylim()
+        locs = ax.get_xticks() if axis == "x" else ax.get_yticks()
+        return [float(t) for t in locs if low <= t <= high]
+
+    for title, axis in [
+        ("rounds per item", "y"),
+        ("stop reasons", "y"),
+        ("latency per item", "x"),
+        ("cost per item", "x"),
+    ]:
+        shown = ticks(title, axis)
+        assert shown and all(t == int(t) for t in shown), (title, shown)
+    assert ticks("per class", "y") == [0, 20, 40, 60, 80, 100]
+    assert figures["per class"].axes[0].get_ylabel() == "%"
+
+
 def test_report_and_compare_page_in_chromium(tmp_path: Path, scripted, browser):
     run = rag_cot_bench(tmp_path, scripted)
     dom = browser(run / "report.html", tmp_path / "bench.png", size="1280,2100")

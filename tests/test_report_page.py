@@ -328,6 +328,7 @@ def test_score_answer_html(tmp_path: Path, scripted, fake_tools, data_home):
     assert f"debate page: {page.resolve()}" in shown.output.replace("\n", "")
     text, _ = visible(page.read_text(encoding="utf-8"))
     assert f"Claim 1: {mf.CLAIM} jury verdict TRUE" in text and "FACTUAL" in text
+    assert re.search(r"mad-fact · model scripted-\S+ · run time \d+\.\d s", text)
 
 
 def test_unwritable_page_is_a_clear_error_and_leaves_nothing(tmp_path: Path):
