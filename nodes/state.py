@@ -38,10 +38,17 @@ class DecidedBy(TypedDict, total=False):
     scores: dict[str, dict[str, float | None]]  # per debater, when scores were part of it
 
 
-def decided(agent: str, round_no: int, reason: str, detail: str, **extra: Any) -> DecidedBy:
-    """The ``decided_by`` record of a verdict (``extra``: ``scores``)."""
+def decided(
+    agent: str,
+    round_no: int,
+    reason: str,
+    detail: str,
+    scores: dict[str, dict[str, float | None]] | None = None,
+) -> DecidedBy:
+    """The ``decided_by`` record of a verdict (``scores`` only where scores were part of it)."""
     record = DecidedBy(agent=agent, round=round_no, reason=reason, detail=detail)
-    record.update(extra)  # type: ignore[typeddict-item]
+    if scores is not None:
+        record["scores"] = scores
     return record
 
 
