@@ -14,6 +14,7 @@ from typing import Any
 
 from factdebate.bench_report import ANSWERS, PLOT_DPI, PLOT_SIZE
 from factdebate.report_page import environment, write_debate_page, write_page
+from tools.answers import answer_scores
 from tools.secrets import redact_deep
 
 PAGE = "report.html"
@@ -250,6 +251,14 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
+def _right(row: Mapping[str, Any], is_answers: bool) -> bool:
+    """Whether an item was answered right: its gold label, or (answers) a strict exact match."""
+    if not is_answers:
+        return bool(row.get("prediction") == row.get("gold"))
+    scores = answer_scores(row.get("prediction") or [], row["gold"], row.get("wrong") or [])
+    return scores["exact_match"] == 1.0
+
+
 def item_rows(out_dir: Path, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The items table: text, gold, prediction, error kinds and the item's page (if written)."""
     shown = []
@@ -264,7 +273,7 @@ def item_rows(out_dir: Path, rows: Sequence[dict[str, Any]]) -> list[dict[str, A
                 "gold_text": _shown(row.get("gold")),
                 "prediction_text": _shown(row.get("prediction")),
                 "is_label": not is_answers,
-                "right": None if is_answers else row.get("prediction") == row.get("gold"),
+                "right": _right(row, is_answers),
                 "error_kinds": dict(sorted(kinds.items())),
                 "page": page if (Path(out_dir) / page).is_file() else None,
             }

@@ -16,6 +16,7 @@ from factdebate.bench import read_results, run_bench
 from factdebate.bench_page import (
     AUTO_PAGES,
     item_page,
+    item_rows,
     pages_wanted,
     render_compare_page,
     run_plots,
@@ -105,6 +106,27 @@ def test_item_page_names_are_safe_and_distinct():
     assert len(names) == 5
     for name in names:
         assert re.fullmatch(r"pages/[A-Za-z0-9._-]{1,60}-[0-9a-f]{8}\.html", name), name
+
+
+def test_item_rows_mark_wrong_items_and_count_error_kinds(tmp_path: Path):
+    rows = [
+        {"id": "q1", "question": "When?", "gold": ["1877"], "wrong": [], "prediction": ["1877"]},
+        {"id": "q2", "question": "Who?", "gold": ["Ann"], "wrong": ["Bob"], "prediction": ["Bob"]},
+        {
+            "id": "c1",
+            "claim": "It is.",
+            "gold": "SUPPORTS",
+            "prediction": None,
+            "errors": [{"kind": "parse_error"}, {"kind": "parse_error"}, {"kind": "truncated"}],
+        },
+    ]
+    (tmp_path / "pages").mkdir()
+    (tmp_path / item_page("q2")).write_text("<p>page</p>")
+    shown = item_rows(tmp_path, rows)
+    assert [r["right"] for r in shown] == [True, False, False]
+    assert [r["text"] for r in shown] == ["When?", "Who?", "It is."]
+    assert shown[2]["error_kinds"] == {"parse_error": 2, "truncated": 1}
+    assert [r["page"] for r in shown] == [None, item_page("q2"), None]  # only pages written
 
 
 def test_majority_baseline_and_report_line():
