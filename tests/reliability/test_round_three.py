@@ -403,8 +403,7 @@ def test_loading_a_corpus_with_every_record_bad_says_why(tmp_path: Path) -> None
 def test_index_with_every_record_bad_names_file_and_line(tmp_path: Path) -> None:
     corpus = climate_fever_like(tmp_path)
     result = runner.invoke(app, ["index", str(corpus), "--collection", "allbad"])
-    assert result.exit_code == 2, result.output
-    assert "no documents" in result.output
+    assert result.exit_code == 2, result.output  # nothing to index: a one-line error
     assert f"{corpus}:1: missing or empty id" in result.output.replace("\n", "")
     assert "Traceback" not in result.output
 
