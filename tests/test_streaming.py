@@ -199,6 +199,15 @@ def test_every_output_key_is_documented_or_stream_only():
         assert not extra, f"{method} returns undocumented keys {sorted(extra)}"
 
 
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_studio_gets_the_input_and_output_schema_of_every_method(method: str):
+    """`langgraph dev` serves these to Studio; a schema pydantic cannot build leaves it blank."""
+    graph, _ = load_method(method)
+    output = graph.get_output_jsonschema()
+    assert {"verdict", "transcript", "decided_by"} <= set(output["properties"])
+    assert graph.get_input_jsonschema()["properties"]
+
+
 def test_contract_keeps_documented_keys_only():
     state = {
         "verdict": "1963",

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Required, TypedDict
+from typing import Annotated, Required
+
+from typing_extensions import TypedDict
 
 from nodes.state import DebateOutput, Turn
 from tools.records import Evidence
