@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import time
 from collections.abc import AsyncIterator
@@ -21,6 +22,16 @@ SETUP_WAIT_S = 120.0
 
 class CheckpointError(ValueError):
     """A checkpoint database that cannot be used: bad spec, refused login, gone mid-run."""
+
+
+class _LostConnectionNoise(logging.Filter):
+    """Drop psycopg's warning that it could not end a pipeline on a lost connection.
+
+    The loss itself is reported once, as a one-line ``CheckpointError``.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("error ignored terminating")
 
 
 def is_postgres(spec: str) -> bool:
@@ -117,6 +128,10 @@ def open_checkpointer(spec: str) -> AbstractAsyncContextManager[Any]:
 @asynccontextmanager
 async def _postgres(spec: str) -> AsyncIterator[Any]:
     import psycopg
+
+    psycopg_log = logging.getLogger("psycopg")
+    if not any(isinstance(f, _LostConnectionNoise) for f in psycopg_log.filters):
+        psycopg_log.addFilter(_LostConnectionNoise())
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from psycopg.rows import dict_row
 

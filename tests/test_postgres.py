@@ -263,7 +263,10 @@ def test_database_gone_mid_run_is_one_line_and_loses_no_finished_step(pg: PgServ
             pg.stop()  # round 1 is saved; the database goes away while round 2 runs
         finally:
             counting.release.set()
-        _, stderr = first.communicate(timeout=60)
+        try:
+            _, stderr = first.communicate(timeout=60)
+        finally:
+            pg.start()  # back for the rest of the module, whatever happened
         assert first.returncode != 0
         message = one_line_error(stderr)
         assert "checkpoint" in message and "run the same command again" in message
@@ -272,7 +275,6 @@ def test_database_gone_mid_run_is_one_line_and_loses_no_finished_step(pg: PgServ
         asked_before = len(counting.asked)
         assert len(answered_before) == 3  # round 1: affirmative, negative, judge
 
-        pg.start()
         second = child("mad", provider.model(), CLAIM, "t-1", url)
         stdout, stderr2 = second.communicate(timeout=120)
     assert second.returncode == 0, stderr2
