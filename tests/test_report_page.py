@@ -258,6 +258,7 @@ async def test_madam_rag_page_shows_agents_per_document_and_aggregator(tmp_path:
     assert text.count("aggregator: 1956 1963") == 2  # its list in each of the two rounds
     assert "Kept ['1956', '1963']; dropped ['1998']." in text
     assert "parse_error" in text and "I believe it is 1963, honestly." in text  # garbled agent
+    assert "**" not in text and "Decided by aggregator" in text
 
 
 async def test_debate_cv_page_shows_moderator_notes_per_round(tmp_path: Path, scripted):
@@ -269,6 +270,7 @@ async def test_debate_cv_page_shows_moderator_notes_per_round(tmp_path: Path, sc
     assert "moderator: go on" in text and "moderator: stop with REFUTES" in text
     assert text.count("new insight: insight") == 2 and "affirmative" in text
     assert "the moderator judged the debate settled" in text
+    assert "**" not in text and "Decided by moderator after round 2" in text
 
 
 async def test_mad_fact_page_shows_each_claim_with_its_jury(tmp_path: Path, scripted, fake_tools):
