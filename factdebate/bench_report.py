@@ -287,6 +287,7 @@ def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
         f"Items stopped by a budget (budget_exhausted): {metrics.get('budget_exhausted', 0)}",
         "",
         *_issue_lines(run.get("load_issues") or []),
+        *(f"Note: {note}\n" for note in run.get("notes") or []),  # e.g. HoVer run claim-only
         "Error kinds: "
         + (", ".join(f"{k} {v}" for k, v in metrics["error_kinds"].items()) or "none"),
         "",

@@ -580,6 +580,7 @@ def test_hover_claim_only_note_is_shown_in_run_json_and_on_the_terminal(
     assert metrics["run"]["notes"] == [note]
     assert run["dataset"] == "hover"
     assert f"note: {note}" in result.output.replace("\n", " ")
+    assert f"Note: {note}" in (out / "report.md").read_text(encoding="utf-8")
 
 
 def test_medqa_without_the_pubmed_index_names_index_corpus(
