@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -61,3 +62,14 @@ def test_index_and_a_method_page_render_in_chromium(site: Path, tmp_path: Path) 
     assert "graph TD;" in text
     assert "consensus_check -.-> judge" in text and "human_review" in text
     assert "faithfulness_threshold" in text and "table" in tags
+
+
+def test_readme_stays_a_guide_and_its_example_files_exist() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 300, "the README is a short guide; long text goes to docs/"
+    pages = [readme] + [p.read_text(encoding="utf-8") for p in (REPO / "docs").rglob("*.md")]
+    named = {m for text in pages for m in re.findall(r"\bexamples/[\w.-]+", text)}
+    assert "examples/docs.jsonl" in named
+    assert [name for name in sorted(named) if not (REPO / name).is_file()] == []
+    links = re.findall(r"\]\(((?:docs/)[^)#]+)", readme)
+    assert links and [link for link in links if not (REPO / link).is_file()] == []
