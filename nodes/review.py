@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from nodes.common import Node
+from nodes.state import decided
 from prompts.labels import LABELS_3, LABELS_4
 from tools.records import Evidence
 from tools.secrets import redact_deep
@@ -144,7 +145,17 @@ def make_review_node(choices: Choices) -> Node:
         }
         if decision["approve"]:
             return {"review": record}
-        update: dict[str, Any] = {"verdict": decision["verdict"], "review": record}
+        note = f": {decision['note']}" if decision["note"] else ""
+        update: dict[str, Any] = {
+            "verdict": decision["verdict"],
+            "review": record,
+            "decided_by": decided(  # the person decided; the method's proposal stays in review
+                "reviewer",
+                int(state.get("rounds") or 0),
+                "overruled",
+                f"A person overruled the proposed verdict {proposed}{note}",
+            ),
+        }
         if allowed is None:  # MADAM-RAG keeps its answer list beside the joined verdict
             update["answers"] = decision["verdict"].split("; ")
         return update

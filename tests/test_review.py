@@ -37,6 +37,7 @@ async def test_review_pauses_then_approve_keeps_the_verdict(scripted, fake_tools
     done = await aresume("t1", checkpoint=db, approve=True, note="read the sources", model=name)
     assert done["verdict"] == "SUPPORTS"
     assert done["review"]["status"] == "approved" and done["review"]["proposed"] == "SUPPORTS"
+    assert done["decided_by"]["agent"] == "judge"  # an approval keeps the method's provenance
     assert done["review"]["note"] == "read the sources" and done["review"]["at"]
     assert len(model.prompts) == calls  # resuming re-runs no agent
 
@@ -47,6 +48,7 @@ async def test_overrule_records_the_reviewed_verdict(scripted, fake_tools, tmp_p
     await averify(CLAIM, "mad", model=name, review=True, thread="t1", checkpoint=db)
     done = await aresume("t1", checkpoint=db, verdict="not enough info", note="no source")
     assert done["verdict"] == "NOT ENOUGH INFO"
+    assert done["decided_by"]["agent"] == "reviewer" and "no source" in done["decided_by"]["detail"]
     assert done["review"] == {
         "status": "overruled",
         "proposed": "SUPPORTS",
