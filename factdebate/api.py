@@ -17,6 +17,7 @@ from factdebate.checkpoints import checkpoint_path as checkpoint_path
 from factdebate.checkpoints import open_checkpointer
 from graphs.registry import METHODS, load_method
 from nodes.claims import InputError, clean_claim
+from nodes.review import is_review, proposal, review_wanted
 from tools.files import check_target
 from tools.models import register_model, resolve_model
 from tools.records import Evidence
@@ -24,6 +25,8 @@ from tools.secrets import redact_deep
 
 MODEL_FIELDS = ("model", "debater_model", "judge_model", "scorer_model")
 MAX_CONCURRENCY = 64  # items in flight in one bench or SynDeC run
+METHOD_KEY = "factdebate_method"
+"""Checkpoint metadata naming the method of a stored thread (review, history and replay)."""
 
 
 def check_concurrency(concurrency: int) -> None:
@@ -101,15 +104,22 @@ async def _stream(
     graph: Any, payload: dict[str, Any] | None, context: Any, **kwargs: Any
 ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     state: dict[str, Any] = {}
+    request: dict[str, Any] | None = None
     async for chunk in graph.astream(
         payload, context=context, stream_mode=["updates", "values"], **kwargs
     ):
         mode, data = chunk
         if mode == "updates":
             for node, update in data.items():
+                if node == "__interrupt__":  # the review step waits for a person
+                    request = next((i.value for i in update if is_review(i.value)), request)
+                    continue
                 yield node, redact_deep(update or {})
         else:
             state = data
+    if request is not None:
+        yield "awaiting_review", proposal(request, state)
+        return
     yield "result", contract(state)
 
 
@@ -142,6 +152,8 @@ async def astream_verify(
     context = build_context(method, **settings)
     payload = make_input(method, text, context, documents)
     if checkpoint is None and thread is None:
+        if review_wanted(context):
+            raise ValueError("review needs --checkpoint and --thread, to resume after the review")
         async for event in _stream(graph, payload, context):
             yield event
         return
@@ -150,7 +162,10 @@ async def astream_verify(
     builder = graph.builder
     async with open_checkpointer(checkpoint) as saver:
         durable = builder.compile(checkpointer=saver, name=method)
-        config: dict[str, Any] = {"configurable": {"thread_id": thread}}
+        config: dict[str, Any] = {
+            "configurable": {"thread_id": thread},
+            "metadata": {METHOD_KEY: method},
+        }
         snapshot = await durable.aget_state(config)
         stored = dict(snapshot.values or {})
         key = "claim" if "claim" in payload else "question"
@@ -184,7 +199,9 @@ async def averify(
     """Verify ``text`` and return the result contract (see ``astream_verify``).
 
     With ``html`` the debate is also written there as one self-contained page
-    (``save_debate_page``).
+    (``save_debate_page``). With ``review=True`` (and ``checkpoint`` and ``thread``) the run
+    stops before its verdict is final and returns ``{"status": "awaiting_review", "thread",
+    "proposed"}``; ``factdebate.review.aresume`` finishes it.
     """
     if html is not None:
         check_page_path(html)
@@ -195,6 +212,8 @@ async def averify(
     ):
         if node == "result":
             result = update
+        elif node == "awaiting_review":
+            return {"status": "awaiting_review", "thread": thread, "proposed": update}
     if html is not None:
         elapsed = time.perf_counter() - started
         await asyncio.to_thread(

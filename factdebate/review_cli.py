@@ -54,18 +54,22 @@ def show_proposal(proposed: dict[str, Any]) -> None:
     who = f" by the {by['agent']} after round {by.get('round')}" if by.get("agent") else ""
     out.print(f"Proposed verdict{who}: [bold]{proposed.get('verdict') or 'none'}[/bold]")
     if proposed.get("justification"):
-        out.print(" ".join(str(proposed["justification"]).split())[:1200], markup=False)
+        out.print(
+            " ".join(str(proposed["justification"]).split())[:1200], markup=False, soft_wrap=True
+        )
     for doc in proposed.get("evidence") or []:
         text = " ".join(str(doc.get("text") or "").split())
         cut = "…" if len(text) > SHOWN_EVIDENCE_CHARS else ""
         out.print(
             f"  [{doc.get('id')}] {doc.get('title') or ''}: {text[:SHOWN_EVIDENCE_CHARS]}{cut}",
             markup=False,
+            soft_wrap=True,
         )
     choices = proposed.get("choices")
     out.print(
         "Choices: " + (", ".join(choices) if choices else "any answers, several separated by ';'"),
         markup=False,
+        soft_wrap=True,
     )
 
 
@@ -81,7 +85,7 @@ def ask_decision(proposed: dict[str, Any]) -> dict[str, Any] | None:
         if key == "o":
             verdict = typer.prompt("Verdict")
             return {"verdict": verdict, "note": typer.prompt("Note", default="")}
-        err.print(f"answer a, o or l (got {answer!r})", markup=False)
+        err.print(f"answer a, o or l (got {answer!r})", markup=False, soft_wrap=True)
 
 
 def later_hint(claim: str, thread: str, checkpoint: str, method: str) -> None:
@@ -89,9 +93,9 @@ def later_hint(claim: str, thread: str, checkpoint: str, method: str) -> None:
     base = (
         f'factdebate verify "{claim}" --method {method} --thread {thread} --checkpoint {checkpoint}'
     )
-    out.print(f"awaiting review: thread {thread}. Finish it with", markup=False)
-    out.print(f"  {base} --approve [--note TEXT]", markup=False)
-    out.print(f"  {base} --verdict LABEL --note TEXT", markup=False)
+    out.print(f"awaiting review: thread {thread}. Finish it with", markup=False, soft_wrap=True)
+    out.print(f"  {base} --approve [--note TEXT]", markup=False, soft_wrap=True)
+    out.print(f"  {base} --verdict LABEL --note TEXT", markup=False, soft_wrap=True)
 
 
 async def _drain(events: AsyncIterator[tuple[str, dict[str, Any]]], quiet: bool) -> dict[str, Any]:
@@ -170,7 +174,11 @@ def history(
         extra = f" round {step['round']}" if step.get("round") is not None else ""
         verdict = f" verdict {step['verdict']}" if step.get("verdict") else ""
         fork = " (fork of " + step["replay"]["parent_thread"] + ")" if step.get("replay") else ""
-        out.print(f"step {step['step']:>3}: next {nxt}{extra}{verdict}{fork}", markup=False)
+        out.print(
+            f"step {step['step']:>3}: next {nxt}{extra}{verdict}{fork}",
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 def replay(
@@ -219,7 +227,11 @@ def replay(
                 if node == "replay":
                     record.update(update)
                     if not as_json:
-                        out.print(f"fork {update['thread']} of {thread} at {start}", markup=False)
+                        out.print(
+                            f"fork {update['thread']} of {thread} at {start}",
+                            markup=False,
+                            soft_wrap=True,
+                        )
                     continue
                 yield node, update
 
@@ -239,7 +251,7 @@ def _show(result: dict[str, Any], as_json: bool, how: str) -> None:
         sys.stdout.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
     elif event == "awaiting_review":
         show_proposal(result)
-        out.print(f"awaiting review: finish it with {how} --approve", markup=False)
+        out.print(f"awaiting review: finish it with {how} --approve", markup=False, soft_wrap=True)
     else:
         _print_result(result)
 
@@ -262,7 +274,7 @@ def review_queue(
     except QueueError as exc:
         fail(str(exc))
     if not waiting:
-        out.print(f"{run_dir}: nothing awaits review", markup=False)
+        out.print(f"{run_dir}: nothing awaits review", markup=False, soft_wrap=True)
         return
     done = 0
     for row, proposed in waiting:
@@ -277,11 +289,19 @@ def review_queue(
         try:
             final = apply_decision(run_dir, row["id"], decision, model=model, checkpoint=checkpoint)
         except (QueueError, ValueError) as exc:
-            err.print(f"{row['id']}: {exc}", markup=False)
+            err.print(f"{row['id']}: {exc}", markup=False, soft_wrap=True)
             continue
         done += 1
-        out.print(f"  → {final.get('prediction')} ({final['review']['status']})", markup=False)
-    out.print(f"{done} of {len(waiting)} reviewed; report updated in {run_dir}", markup=False)
+        out.print(
+            f"  → {final.get('prediction')} ({final['review']['status']})",
+            markup=False,
+            soft_wrap=True,
+        )
+    out.print(
+        f"{done} of {len(waiting)} reviewed; report updated in {run_dir}",
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 def register(app: typer.Typer) -> None:
