@@ -313,6 +313,23 @@ def resume_row(uri: str, env: dict[str, str]) -> dict[str, Any]:
     return counts
 
 
+def _stable_port(fresh: int) -> int:
+    """The port of earlier runs when it is free (builds resume only on the same URI)."""
+    import socket
+
+    saved = RUNS / "port"
+    if saved.exists():
+        port = int(saved.read_text())
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                pass
+    saved.write_text(str(fresh))
+    return fresh
+
+
 def _server_rss_mb(server: Any) -> float:
     import psutil
 
@@ -348,6 +365,7 @@ def main(argv: list[str] | None = None) -> None:
     }
     only = set(args.only.split(","))
     server = MilvusServer(RUNS / "milvus")
+    server.port = _stable_port(server.port)  # a resumed build must find the same URI
     server.start()
     try:
         uri = server.uri

@@ -337,3 +337,21 @@ async def test_fixture_corpus_answers_a_claim_with_both_debaters(
     assert out["verdict"] == "SUPPORTS" and out["errors"] == []
     evidence = {t["agent"]: [e["id"] for e in t["evidence"]] for t in out["transcript"]}
     assert evidence == {"debater_a": [gold], "debater_b": [gold]}  # rag and BM25 search
+
+
+def test_a_server_token_reaches_the_client_and_lite_ignores_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pymilvus
+
+    from tools import vectorstore
+
+    opened: list[tuple[str, dict[str, Any]]] = []
+    monkeypatch.setattr(pymilvus, "MilvusClient", lambda uri, **kw: opened.append((uri, kw)))
+    monkeypatch.setenv(vectorstore.TOKEN_ENV, "reader:s3cret-pass")
+    vectorstore._open("http://127.0.0.1:1")
+    vectorstore._open("/tmp/lite.db")
+    assert opened == [
+        ("http://127.0.0.1:1", {"token": "reader:s3cret-pass"}),
+        ("/tmp/lite.db", {}),
+    ]

@@ -53,6 +53,8 @@ MANIFESTS = "factdebate_manifests"  # the Milvus collection holding manifests on
 HNSW = {"M": 16, "efConstruction": 200}  # the server's dense index (Milvus's usual settings)
 MIN_EF = 64  # HNSW search breadth floor (it is raised to the number of hits asked for)
 WAIT_ENV = "FACTDEBATE_INDEX_WAIT_S"
+TOKEN_ENV = "FACTDEBATE_MILVUS_TOKEN"
+"""An authenticated server's token (``user:password`` or an API key); redacted from output."""
 log = logging.getLogger("factdebate")
 
 
@@ -77,6 +79,9 @@ def _open(uri: str) -> Any:
     from pymilvus import MilvusClient
 
     logging.getLogger("milvus_lite").setLevel(logging.CRITICAL)  # we report failures ourselves
+    token = os.environ.get(TOKEN_ENV, "")
+    if token and is_server(uri):
+        return MilvusClient(uri, token=token)
     return MilvusClient(uri)
 
 
