@@ -2,7 +2,8 @@
 
 A page marks where generated content goes with an HTML comment:
 
-- ``<!-- diagram: METHOD -->``: the Mermaid drawing of the compiled graph (``get_graph()``);
+- ``<!-- diagram: METHOD -->``: the Mermaid drawing of the compiled graph (``get_graph()``),
+  drawn by mermaid.js where it can load, and the same graph as text (grandalf) under it;
 - ``<!-- settings: METHOD -->``: the method's settings from its ``Context`` class, grouped;
 
 and ``reference/cli.md`` is written from the command line's own ``--help`` (docs/gen_cli.py).
@@ -22,12 +23,20 @@ _MARK = re.compile(r"<!--\s*(diagram|settings):\s*([a-z0-9-]+)\s*-->")
 
 
 def _diagram(method: str) -> str:
-    """The method's compiled graph as a Mermaid block."""
+    """The method's compiled graph as a Mermaid block, and as text in a folded note."""
     from graphs.registry import load_method
 
-    graph, _ = load_method(method)
-    mermaid = graph.get_graph().draw_mermaid()
-    return f"```mermaid\n{mermaid.strip()}\n```"
+    drawn = load_method(method)[0].get_graph()
+    mermaid = drawn.draw_mermaid().strip()
+    text = drawn.draw_ascii().rstrip()  # grandalf's layout: readable where mermaid.js cannot load
+    return (
+        f"```mermaid\n{mermaid}\n```\n\n"
+        '??? note "The layout as text, for reading offline"\n\n'
+        "    Drawn by grandalf; lines carry no direction and dotted ones are conditional. The\n"
+        "    Mermaid source above, shown as text where mermaid.js cannot load, lists every edge\n"
+        "    with its direction (`-.->` conditional).\n\n"
+        + "\n".join(f"    {line}".rstrip() for line in ["```text", *text.splitlines(), "```"])
+    )
 
 
 def _cell(text: Any) -> str:

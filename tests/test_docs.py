@@ -40,6 +40,7 @@ def test_every_method_page_has_its_generated_graph_and_settings(site: Path) -> N
         assert '<pre class="mermaid">' in page, method
         nodes = load_method(method)[0].get_graph().nodes
         assert all(name in page for name in nodes if not name.startswith("__")), method
+        assert all(f"| {name} |" in page for name in nodes), method  # the text layout
         for field in context_class(method).__dataclass_fields__:
             assert f"<code>{field}</code>" in page, (method, field)
 
