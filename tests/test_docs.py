@@ -36,7 +36,7 @@ def test_every_method_page_has_its_generated_graph_and_settings(site: Path) -> N
     from graphs.registry import load_method
 
     for method in ("tool-mad", "madam-rag", "debate-cv", "mad-fact"):
-        page = (site / "methods" / method / "index.html").read_text(encoding="utf-8")
+        page = (site / "methods" / f"{method}.html").read_text(encoding="utf-8")
         assert '<pre class="mermaid">' in page, method
         nodes = load_method(method)[0].get_graph().nodes
         assert all(name in page for name in nodes if not name.startswith("__")), method
@@ -46,7 +46,7 @@ def test_every_method_page_has_its_generated_graph_and_settings(site: Path) -> N
 
 
 def test_cli_reference_is_generated_from_the_cli(site: Path) -> None:
-    page = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    page = (site / "reference" / "cli.html").read_text(encoding="utf-8")
     for command in ("verify", "bench", "settings", "replay", "history", "review"):
         assert f"factdebate {command}" in page
 
@@ -56,7 +56,8 @@ def test_index_and_a_method_page_render_in_chromium(site: Path, tmp_path: Path) 
     index = open_page(site / "index.html", tmp_path / "index.png")
     text, _ = visible(index)
     assert "factdebate" in text and "Tool-MAD" in text
-    page = open_page(site / "methods" / "tool-mad" / "index.html", tmp_path / "tool-mad.png")
+    assert 'href="methods/tool-mad.html"' in index  # pages open from the file system
+    page = open_page(site / "methods" / "tool-mad.html", tmp_path / "tool-mad.png")
     # The diagram's Mermaid source: Material's script takes the page's `pre.mermaid` over and
     # draws it with mermaid.js from a CDN when online; offline the source stays readable.
     text, tags = visible(page)
