@@ -238,12 +238,13 @@ def test_sigkilled_ingest_resumes_without_losing_or_duplicating_a_passage(
     assert len(expected) > 240  # some documents are several passages
     first = _child(data_home, str(corpus), "0.15")
     assert first.stdout is not None
-    seen = 0
+    seen, kill_after = 0, rng.randint(3, 8)
     for line in first.stdout:
         if line.startswith("batch"):
             seen += 1
-            if seen == rng.randint(3, 8):
+            if seen == kill_after:
                 break
+    assert seen == kill_after, "the build ended before the kill"
     first.send_signal(signal.SIGKILL)  # mid-build, between or inside steps
     first.wait()
     with pytest.raises(Exception):  # noqa: B017 - never swapped in: no live index
