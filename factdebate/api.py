@@ -100,9 +100,14 @@ def output_keys(builder: Any) -> set[str]:
     return {str(k) for k in keys}
 
 
-async def _stream(
-    graph: Any, payload: dict[str, Any] | None, context: Any, **kwargs: Any
+async def stream_events(
+    graph: Any, payload: Any, context: Any, **kwargs: Any
 ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """Run ``graph`` on ``payload`` (an input, None to resume, or a resume ``Command``).
+
+    Yields ``(node, update)`` (secrets redacted), then ``("result", contract)``, or
+    ``("awaiting_review", proposal)`` when the run paused for a person's review.
+    """
     state: dict[str, Any] = {}
     request: dict[str, Any] | None = None
     async for chunk in graph.astream(
@@ -154,7 +159,7 @@ async def astream_verify(
     if checkpoint is None and thread is None:
         if review_wanted(context):
             raise ValueError("review needs --checkpoint and --thread, to resume after the review")
-        async for event in _stream(graph, payload, context):
+        async for event in stream_events(graph, payload, context):
             yield event
         return
     if not checkpoint or not thread:
@@ -180,7 +185,7 @@ async def astream_verify(
             return
         resume = bool(stored) and bool(snapshot.next)
         yield "checkpoint", {"thread": thread, "status": "resumed" if resume else "new"}
-        async for event in _stream(
+        async for event in stream_events(
             durable, None if resume else payload, context, config=config, durability="sync"
         ):
             yield event

@@ -85,6 +85,13 @@ SET_HELP = (
 MAD_FACT_SET_HELP = "A MAD-Fact setting, KEY=VALUE (repeat it); all: factdebate settings mad-fact."
 DEBATE_CV_SET_HELP = "A DebateCV setting, KEY=VALUE (repeat it); all: factdebate settings debate-cv"
 PROGRESS_HELP = "Seconds between progress lines when stderr is not a terminal (a log file, CI)."
+ProgressEvery = Annotated[
+    float,
+    typer.Option(
+        min=MIN_EVERY_S, max=MAX_EVERY_S, envvar="FACTDEBATE_PROGRESS_EVERY", help=PROGRESS_HELP
+    ),
+]
+"""The --progress-every option of the long-running commands."""
 
 
 Tracker = Callable[[int, int | None, str], None]
@@ -489,15 +496,7 @@ def index(
     ],
     collection: Annotated[str, typer.Option(help="Name of the index to (re)build.")] = "default",
     milvus_uri: Annotated[str, typer.Option(help="Milvus server URI; default Milvus Lite.")] = "",
-    progress_every: Annotated[
-        float,
-        typer.Option(
-            min=MIN_EVERY_S,
-            max=MAX_EVERY_S,
-            envvar="FACTDEBATE_PROGRESS_EVERY",
-            help=PROGRESS_HELP,
-        ),
-    ] = DEFAULT_EVERY_S,
+    progress_every: ProgressEvery = DEFAULT_EVERY_S,
     corpus_format: Annotated[
         str,
         typer.Option(
@@ -558,15 +557,7 @@ def index_corpus(
         str | None, typer.Option(help="Index name; default the one `bench` uses.")
     ] = None,
     milvus_uri: Annotated[str, typer.Option(help="Milvus server URI; default Milvus Lite.")] = "",
-    progress_every: Annotated[
-        float,
-        typer.Option(
-            min=MIN_EVERY_S,
-            max=MAX_EVERY_S,
-            envvar="FACTDEBATE_PROGRESS_EVERY",
-            help=PROGRESS_HELP,
-        ),
-    ] = DEFAULT_EVERY_S,
+    progress_every: ProgressEvery = DEFAULT_EVERY_S,
 ) -> None:
     """Index a dataset's retrieval corpus (PubMed abstracts for Tool-MAD's medical setting)."""
     from factdebate.bench import CORPORA, collection_name, corpus_source, dataset_folder
@@ -634,15 +625,7 @@ def bench(
             show_default=False,
         ),
     ] = None,
-    progress_every: Annotated[
-        float,
-        typer.Option(
-            min=MIN_EVERY_S,
-            max=MAX_EVERY_S,
-            envvar="FACTDEBATE_PROGRESS_EVERY",
-            help=PROGRESS_HELP,
-        ),
-    ] = DEFAULT_EVERY_S,
+    progress_every: ProgressEvery = DEFAULT_EVERY_S,
     review: Annotated[
         bool,
         typer.Option(

@@ -7,11 +7,10 @@ import secrets
 from collections.abc import AsyncIterator
 from typing import Any
 
-from factdebate.api import METHOD_KEY, build_context, contract, output_keys
+from factdebate.api import METHOD_KEY, build_context, stream_events
 from factdebate.checkpoints import open_checkpointer
 from factdebate.review import thread_method
 from graphs.registry import load_method
-from nodes.review import is_review, proposal
 from tools.secrets import redact_deep
 
 REPLAY_KEY = "factdebate_replay"
@@ -165,26 +164,12 @@ async def astream_replay(
         await _copy_until(saver, thread, record["parent_checkpoint"], new, record)
         yield "replay", record
         config = {"configurable": {"thread_id": new}, "metadata": {METHOD_KEY: name}}
-        state: dict[str, Any] = dict(fork_point.values or {})
-        request: dict[str, Any] | None = None
-        async for mode, data in durable.astream(
-            None, config, context=context, stream_mode=["updates", "values"], durability="sync"
+        async for event, data in stream_events(
+            durable, None, context, config=config, durability="sync"
         ):
-            if mode == "values":
-                state = data
-                continue
-            for name_, update in data.items():
-                if name_ == "__interrupt__":
-                    request = next((i.value for i in update if is_review(i.value)), request)
-                else:
-                    yield name_, dict(redact_deep(update or {}))
-        if request is not None:
-            yield "awaiting_review", proposal(request, state)
-            return
-        keys = output_keys(graph.builder)
-        result = contract({k: v for k, v in state.items() if not keys or k in keys})
-        result["replay"] = record
-        yield "result", result
+            if event == "result":
+                data = {**data, "replay": record}
+            yield event, data
 
 
 async def areplay(

@@ -9,11 +9,10 @@ from typing import Any
 
 from langgraph.types import Command
 
-from factdebate.api import METHOD_KEY, build_context, contract, output_keys
+from factdebate.api import METHOD_KEY, build_context, stream_events
 from factdebate.checkpoints import open_checkpointer
 from graphs.registry import METHODS, load_method
 from nodes.review import ReviewError, check_decision, pending_review
-from tools.secrets import redact_deep
 
 
 async def stored_method(saver: Any, thread: str) -> str | None:
@@ -94,21 +93,10 @@ async def astream_resume(
             {"approve": True, "note": note} if approve else {"verdict": verdict, "note": note},
             tuple(request["choices"]) if request.get("choices") is not None else None,
         )
-        state: dict[str, Any] = dict(snapshot.values)
-        async for mode, data in durable.astream(
-            Command(resume=decision),
-            config,
-            context=context,
-            stream_mode=["updates", "values"],
-            durability="sync",
+        async for event in stream_events(
+            durable, Command(resume=decision), context, config=config, durability="sync"
         ):
-            if mode == "updates":
-                for node, update in data.items():
-                    yield node, dict(redact_deep(update or {}))
-            else:
-                state = dict(data)
-        keys = output_keys(graph.builder)
-        yield "result", contract({k: v for k, v in state.items() if not keys or k in keys})
+            yield event
 
 
 async def aresume(
