@@ -1,16 +1,19 @@
 """A throw-away Milvus standalone server for `service` tests and benchmarks (PyPI `milvus`).
 
 ``make milvus-server`` installs PyPI's ``milvus`` 2.3.5 (an embedded Milvus standalone) into
-``.milvus-venv``. ``milvus-server --data DIR`` listens on 127.0.0.1: every port it opens (the
-proxy and the embedded etcd and coordinators) is given a free one here, so two servers never
-collide. The launcher runs the server as a child process that outlives a SIGTERM to the
-launcher: both are stopped by PID. Whatever keeps it from starting raises
-``MilvusUnavailable`` with the reason, which fixtures turn into a printed skip.
+``.milvus-venv``. ``milvus-server --data DIR`` listens on 127.0.0.1: every port it lets us set
+(the proxy, the embedded etcd's client port, the coordinators) is given a free one here. The
+embedded etcd's peer port (2380) cannot be set, so these servers run one at a time per machine:
+a lock file serialises them (a second waits up to 15 minutes). The launcher runs the server
+as a child process that outlives a SIGTERM to the launcher: both are stopped by PID. Whatever
+keeps it from starting raises ``MilvusUnavailable`` with the reason, which fixtures turn into a
+printed skip.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import signal
@@ -20,6 +23,8 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCHER = ROOT / ".milvus-venv" / "bin" / "milvus-server"
@@ -35,17 +40,13 @@ PORTS = (
     "data-node-port",
 )
 START_S = 180.0  # a cold start on 2 busy cores took about a minute
+ETCD_PEER_PORT = 2380  # the embedded etcd's peer port: fixed by the package, not settable
+LOCK = Path(tempfile.gettempdir()) / "factdebate-milvus-server.lock"
+LOCK_WAIT_S = 900.0  # how long a second server waits for the first to stop
 
 
 class MilvusUnavailable(RuntimeError):
     """The Milvus server cannot run here; the message says why."""
-
-
-def free_port() -> int:
-    """A TCP port nothing listens on now (bound to 0 and released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class MilvusServer:
@@ -62,6 +63,35 @@ class MilvusServer:
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.children: list[int] = []
+        self._lock: int | None = None
+
+    def _take_lock(self) -> None:
+        """One server of this package at a time per machine: its etcd peer port is fixed."""
+        fd = os.open(LOCK, os.O_RDWR | os.O_CREAT, 0o666)
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    os.close(fd)
+                    raise MilvusUnavailable(
+                        f"another PyPI Milvus server held {LOCK} for {LOCK_WAIT_S:.0f} s"
+                    ) from None
+                time.sleep(1.0)
+        self._lock = fd
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", ETCD_PEER_PORT)) == 0:
+                self._release()
+                raise MilvusUnavailable(
+                    f"port {ETCD_PEER_PORT} (the embedded etcd's fixed peer port) is in use"
+                )
+
+    def _release(self) -> None:
+        if self._lock is not None:
+            os.close(self._lock)  # closing the descriptor drops the lock
+            self._lock = None
 
     @property
     def uri(self) -> str:
@@ -70,6 +100,7 @@ class MilvusServer:
 
     def start(self, timeout: float = START_S) -> None:
         """Start the launcher and wait for the server to answer; raises MilvusUnavailable."""
+        self._take_lock()
         args = [str(LAUNCHER), "--data", str(self.data), "--proxy-port", str(self.port)]
         for name in PORTS:
             args += [f"--{name}", str(free_port())]
@@ -82,6 +113,7 @@ class MilvusServer:
         while time.monotonic() < deadline:
             self._note_children()
             if self.proc.poll() is not None and not self.children:
+                self.stop()
                 raise MilvusUnavailable(f"milvus-server exited at start: {self.log_tail()}")
             if self._answers():
                 self._note_children()
@@ -142,6 +174,7 @@ class MilvusServer:
         if proc is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=10)
+        self._release()
 
     def cleanup(self) -> None:
         """Remove the data folder when this object made it."""

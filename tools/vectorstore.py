@@ -339,21 +339,35 @@ def dense_rank(
             collection_name=manifest.milvus_name,
             data=[vector],
             limit=fetch,
-            output_fields=["doc", "title", "text"],
+            output_fields=["doc"],  # texts only for the passages kept, below
             search_params=search_params(manifest, fetch),
             consistency_level=READ_CONSISTENCY,
         )[0]
-    passages = [
-        Passage(
-            id=str(hit["id"]),
-            doc=str(hit["entity"].get("doc", "")),
-            title=str(hit["entity"].get("title", "")),
-            text=str(hit["entity"].get("text", "")),
+        best = best_per_document(
+            ((str(h["entity"].get("doc", "")), i) for i, h in enumerate(hits)), k
         )
-        for hit in hits
-    ]
-    best = best_per_document(((p["doc"], i) for i, p in enumerate(passages)), k)
-    return [(doc, passages[i], float(hits[i]["distance"])) for doc, i in best]
+        rows = (
+            client.get(
+                collection_name=manifest.milvus_name,
+                ids=[hits[i]["id"] for _, i in best],
+                output_fields=["title", "text"],
+                consistency_level=READ_CONSISTENCY,
+            )
+            if best
+            else []
+        )
+    shown = {row["id"]: row for row in rows}
+    out = []
+    for doc, i in best:
+        row = shown.get(hits[i]["id"], {})
+        passage = Passage(
+            id=str(hits[i]["id"]),
+            doc=doc,
+            title=str(row.get("title", "")),
+            text=str(row.get("text", "")),
+        )
+        out.append((doc, passage, float(hits[i]["distance"])))
+    return out
 
 
 def dense_search(collection: str, query: str, k: int, uri: str = "") -> list[Evidence]:
