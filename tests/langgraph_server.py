@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,15 +20,10 @@ import httpx
 import pytest
 
 from tests.conftest import REPO
+from tests.ports import free_port
 
 READY_S = 180.0
 JOBS = 8  # runs the server executes at once
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def langgraph_cli() -> Path:

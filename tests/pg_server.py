@@ -15,7 +15,6 @@ import pwd
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -25,6 +24,8 @@ from typing import Any
 
 import pytest
 
+from tests.ports import free_port
+
 USER = "factdebate"  # the cluster's superuser (a database role, not an OS user)
 OS_USER = "postgres"  # the unprivileged OS account that runs the server under root
 SEARCH = ("/usr/lib/postgresql/*/bin",)
@@ -32,12 +33,6 @@ SEARCH = ("/usr/lib/postgresql/*/bin",)
 
 class PgUnavailable(RuntimeError):
     """PostgreSQL cannot run here; the message says why."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _bin_dir() -> Path:
