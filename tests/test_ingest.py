@@ -356,3 +356,22 @@ def test_a_server_token_reaches_the_client_and_lite_ignores_it(
         ("http://127.0.0.1:1", {"token": "reader:s3cret-pass"}),
         ("/tmp/lite.db", {}),
     ]
+
+
+def test_pypi_milvus_servers_take_turns_on_one_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests import milvus_server
+
+    monkeypatch.setattr(milvus_server, "LAUNCHER", Path(sys.executable))  # no server is started
+    monkeypatch.setattr(milvus_server, "LOCK", tmp_path / "milvus.lock")
+    monkeypatch.setattr(milvus_server, "LOCK_WAIT_S", 0.5)
+    monkeypatch.setattr(milvus_server, "ETCD_PEER_PORT", milvus_server.free_port())
+    first = milvus_server.MilvusServer(tmp_path / "a")
+    second = milvus_server.MilvusServer(tmp_path / "b")
+    first._take_lock()
+    with pytest.raises(milvus_server.MilvusUnavailable, match="another PyPI Milvus server"):
+        second._take_lock()
+    first._release()
+    second._take_lock()  # free again once the first one stopped
+    second._release()
