@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from tests.conftest import REPO
-from tests.ports import free_port
+from tests.services import free_port
 
 READY_S = 180.0
 JOBS = 8  # runs the server executes at once

@@ -21,10 +21,9 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-from tests.ports import free_port
+from tests.services import free_port, running
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCHER = ROOT / ".milvus-venv" / "bin" / "milvus-server"
@@ -182,13 +181,6 @@ class MilvusServer:
             shutil.rmtree(self.data, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def running_milvus(data: Path | None = None) -> Iterator[MilvusServer]:
-    """A started server for the block; stopped by PID (launcher and child) afterwards."""
-    server = MilvusServer(data)
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
-        server.cleanup()
+def running_milvus(data: Path | None = None) -> contextlib.AbstractContextManager[MilvusServer]:
+    """A started server for the block; stopped by PID and its folder removed afterwards."""
+    return running(MilvusServer(data))

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tests.ports import free_port
+from tests.services import free_port, running
 
 USER = "factdebate"  # the cluster's superuser (a database role, not an OS user)
 OS_USER = "postgres"  # the unprivileged OS account that runs the server under root
@@ -184,16 +184,9 @@ class PgServer:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def running_postgres() -> Iterator[PgServer]:
-    """A started PgServer for the block; stopped by PID and its folder removed after."""
-    server = PgServer()
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
-        server.cleanup()
+def running_postgres() -> contextlib.AbstractContextManager[PgServer]:
+    """A started server for the block; stopped by PID and its folder removed afterwards."""
+    return running(PgServer())
 
 
 def postgres_or_skip() -> Iterator[PgServer]:

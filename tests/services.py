@@ -1,0 +1,37 @@
+"""What the tests' local servers share: a free loopback port, and a started-then-stopped block."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from collections.abc import Iterator
+from typing import Protocol, TypeVar
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now on 127.0.0.1 (bound to 0 and released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server(Protocol):
+    """A test server that starts, stops by its PID and removes its own folder."""
+
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def cleanup(self) -> None: ...
+
+
+S = TypeVar("S", bound=Server)
+
+
+@contextlib.contextmanager
+def running(server: S) -> Iterator[S]:
+    """``server`` started for the block; stopped and its folder removed afterwards."""
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        server.cleanup()
