@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -10,9 +11,11 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import islice
 from pathlib import Path
 from typing import Any, overload
 
+from tools.files import write_atomic
 from tools.manifest import (
     BM25_B,
     BM25_K1,
@@ -21,6 +24,7 @@ from tools.manifest import (
     Manifest,
     bm25_dir,
     corpus_hash,
+    hashed_line,
 )
 from tools.ranking import Passage, best_per_document
 
@@ -28,8 +32,9 @@ _lock = threading.Lock()
 TITLE_WEIGHT = 0.5  # title field's BM25 weight next to the text's (tuned on SciFact train)
 FETCH_DOCS = 100  # documents each engine hands to fusion
 TOKENIZE_CHUNK = 4096  # passages tokenized at a time while building
+SHARD_PASSAGES = 200_000  # passages per BM25 shard: a build holds one shard's tokens at a time
 MAX_PASSAGE_BYTES = 1024**2  # longest stored passage line read back
-_PASSAGES, _OFFSETS, _META = "passages.jsonl", "offsets.u64", "lexical.json"
+_PASSAGES, _OFFSETS, _META, _SHARD = "passages.jsonl", "offsets.u64", "lexical.json", "shard.json"
 
 
 @cache
@@ -98,9 +103,15 @@ class PassageStore(Sequence[Passage]):
 
     def __iter__(self) -> Iterator[Passage]:
         """Every passage in order, read sequentially."""
+        return self.iter_from(0)
+
+    def iter_from(self, start: int) -> Iterator[Passage]:
+        """The passages from position ``start`` on, read sequentially."""
         count = len(self)
         with (self.folder / _PASSAGES).open("rb") as handle:
-            for _ in range(count):
+            if start < count:
+                handle.seek(int(self._offsets[start]))
+            for _ in range(start, count):
                 yield json.loads(handle.readline(MAX_PASSAGE_BYTES + 1))
 
 
@@ -165,15 +176,27 @@ def _fit_ids(docs: list[array[int]], vocab: dict[str, int], k1: float, b: float)
     return retriever
 
 
-def _fit_fields(passages: Iterable[Passage], k1: float, b: float) -> tuple[Any, Any, int, str]:
-    """Fit the text and title fields chunk by chunk: token ids kept as compact arrays."""
-    import hashlib
+@dataclass(frozen=True)
+class Shard:
+    """BM25 over passages ``start`` to ``start + count``, scored with this shard's statistics."""
 
+    start: int
+    count: int
+    text: Any
+    title: Any
+
+
+def _fit_shard(
+    passages: Iterable[Passage], start: int, k1: float, b: float, digests: Sequence[Any] = ()
+) -> Shard:
+    """Fit one shard's text and title fields, tokenizing a chunk at a time into 4-byte ids.
+
+    Every passage read also goes into each hash object in ``digests``.
+    """
     ids: dict[str, list[array[int]]] = {"text": [], "title": []}
     vocab: dict[str, dict[str, int]] = {"text": {}, "title": {}}
-    digest = hashlib.sha256()
-    count = 0
     chunk: list[Passage] = []
+    count = 0
 
     def flush() -> None:
         for name in ("text", "title"):
@@ -183,43 +206,90 @@ def _fit_fields(passages: Iterable[Passage], k1: float, b: float) -> tuple[Any, 
         chunk.clear()
 
     for passage in passages:
-        digest.update(json.dumps([passage["id"], passage["title"], passage["text"]]).encode())
-        digest.update(b"\n")
+        line = hashed_line(passage)
+        for digest in digests:
+            digest.update(line)
         chunk.append(passage)
         count += 1
         if len(chunk) >= TOKENIZE_CHUNK:
             flush()
     flush()
-    text = _fit_ids(ids["text"], vocab["text"], k1, b)
-    title = _fit_ids(ids["title"], vocab["title"], k1, b)
-    return text, title, count, digest.hexdigest()
+    return Shard(
+        start,
+        count,
+        _fit_ids(ids["text"], vocab["text"], k1, b),
+        _fit_ids(ids["title"], vocab["title"], k1, b),
+    )
 
 
 def fit_lexical(
     passages: Sequence[Passage], k1: float = BM25_K1, b: float = BM25_B
 ) -> LexicalIndex:
-    """The two-field (text, title) BM25 index of ``passages``, in memory.
+    """The two-field (text, title) BM25 index of ``passages``, in memory, sharded as on disk.
 
     A field without a single searchable word is left out and scores zero. ``k1`` and ``b``
     are the shipped settings unless a tuning run asks for others.
     """
-    text, title, _, sha = _fit_fields(passages, k1, b)
-    return LexicalIndex(text, title, list(passages), sha)
+    digest = hashlib.sha256()
+    shards = tuple(
+        _fit_shard(passages[start : start + SHARD_PASSAGES], start, k1, b, [digest])
+        for start in range(0, len(passages), SHARD_PASSAGES)
+    )
+    return LexicalIndex(shards, list(passages), digest.hexdigest())
+
+
+def _marker(folder: Path) -> dict[str, Any]:
+    try:
+        found: dict[str, Any] = json.loads((folder / _SHARD).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found
 
 
 def build_lexical(target: Path) -> str:
-    """Build the BM25 index of the passage store in ``target`` beside it; returns its SHA-256.
+    """Build the sharded BM25 index of the passage store in ``target``; returns its SHA-256.
 
-    Token ids are held as 4-byte arrays while bm25s builds its sparse matrix; the passages
-    stay on disk.
+    Shards are fitted one after another, so memory is bounded by ``SHARD_PASSAGES``, not by
+    the corpus. A finished shard is saved with a marker (its range and SHA-256), so a build
+    killed part-way keeps the shards it finished when run again on the same store.
     """
-    text, title, count, sha = _fit_fields(PassageStore(target), BM25_K1, BM25_B)
-    for name, fitted in (("text", text), ("title", title)):
-        shutil.rmtree(target / name, ignore_errors=True)
-        if fitted is not None:
-            fitted.save(str(target / name), show_progress=False)
-    meta = target / _META
-    meta.write_text(json.dumps({"passages": count, "corpus_sha256": sha}), encoding="utf-8")
+    store = PassageStore(target)
+    digest = hashlib.sha256()
+    shards: list[dict[str, Any]] = []
+    for number, start in enumerate(range(0, len(store), SHARD_PASSAGES)):
+        count = min(SHARD_PASSAGES, len(store) - start)
+        folder = target / f"shard-{number:05d}"
+        expected = {"start": start, "count": count}
+        marker = _marker(folder)
+        own = hashlib.sha256()
+        if {k: marker.get(k) for k in expected} == expected:  # finished before: same passages?
+            for passage in islice(store.iter_from(start), count):
+                line = hashed_line(passage)
+                digest.update(line)
+                own.update(line)
+            if own.hexdigest() == marker.get("sha256"):
+                shards.append({**expected, "folder": folder.name})
+                continue
+            fitted = _fit_shard(islice(store.iter_from(start), count), start, BM25_K1, BM25_B)
+        else:
+            fitted = _fit_shard(
+                islice(store.iter_from(start), count), start, BM25_K1, BM25_B, [digest, own]
+            )
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        for name in ("text", "title"):
+            field_index = getattr(fitted, name)
+            if field_index is not None:
+                field_index.save(str(folder / name), show_progress=False)
+        write_atomic(folder / _SHARD, json.dumps({**expected, "sha256": own.hexdigest()}))
+        shards.append({**expected, "folder": folder.name})
+    kept = {shard["folder"] for shard in shards}
+    for stale in [*target.glob("shard-*"), target / "text", target / "title"]:
+        if stale.name not in kept:
+            shutil.rmtree(stale, ignore_errors=True)
+    sha = digest.hexdigest()
+    meta = {"passages": len(store), "corpus_sha256": sha, "shards": shards}
+    write_atomic(target / _META, json.dumps(meta))
     return sha
 
 
@@ -239,10 +309,9 @@ def lexical_ready(target: Path) -> bool:
 
 @dataclass(frozen=True)
 class LexicalIndex:
-    """A loaded two-field BM25 index and the passages it ranks."""
+    """A loaded, sharded two-field BM25 index and the passages it ranks."""
 
-    text: Any
-    title: Any
+    shards: tuple[Shard, ...]
     passages: Sequence[Passage]
     sha256: str
 
@@ -255,9 +324,11 @@ class LexicalIndex:
         if not tokens:
             return total
         with _lock:  # bm25s scoring shares numpy buffers
-            for field_index, weight in ((self.text, 1.0), (self.title, title_weight)):
-                if field_index is not None:
-                    total += weight * field_index.get_scores(tokens)
+            for shard in self.shards:
+                view = total[shard.start : shard.start + shard.count]
+                for field_index, weight in ((shard.text, 1.0), (shard.title, title_weight)):
+                    if field_index is not None:
+                        view += weight * field_index.get_scores(tokens)
         return total
 
     def rank(self, query: str, k: int, title_weight: float = TITLE_WEIGHT) -> list[tuple[str, int]]:
@@ -265,40 +336,61 @@ class LexicalIndex:
         import numpy as np
 
         scores = self.scores(query, title_weight)
-        positive = int(np.count_nonzero(scores > 0))
+        candidates = np.flatnonzero(scores > 0)  # usually far fewer than the passages
+        positive = len(candidates)
         if positive == 0:
             return []
+        scores = scores[candidates]
         depth = min(positive, max(4 * k, 200))
         while True:  # widen until k distinct documents or every positive passage is in
             top = np.argpartition(-scores, depth - 1)[:depth]
-            top = top[np.argsort(-scores[top], kind="stable")]
+            top = candidates[top[np.argsort(-scores[top], kind="stable")]]
             ranked = best_per_document(((self.passages[i]["doc"], int(i)) for i in top), k)
             if len(ranked) == k or depth == positive:
                 return ranked
             depth = min(positive, depth * 4)
 
 
-@cache
-def _load(collection: str, generation: str) -> LexicalIndex:
+def open_lexical(target: Path) -> LexicalIndex:
+    """Open the lexical index built in ``target``: matrices memory-mapped, passages on disk.
+
+    An index from before sharding (one ``text`` and ``title`` pair beside the store) opens
+    as a single shard.
+
+    Raises:
+        OSError, ValueError: the folder is missing, unreadable or not a finished index.
+    """
     import bm25s
 
-    target = bm25_dir(collection, generation)
-    try:
-        meta = json.loads((target / _META).read_text("utf-8"))
-        passages = PassageStore(target)
+    meta = json.loads((target / _META).read_text("utf-8"))
+    passages = PassageStore(target)
+    ranges = meta.get("shards") or [{"start": 0, "count": len(passages), "folder": "."}]
+    shards = []
+    for shard in ranges:
+        folder = target / str(shard["folder"])
         text, title = (
-            bm25s.BM25.load(str(target / name), mmap=True, show_progress=False)
-            if (target / name).exists()
+            bm25s.BM25.load(str(folder / name), mmap=True, show_progress=False)
+            if (folder / name).exists()
             else None
             for name in ("text", "title")
         )
+        shards.append(Shard(int(shard["start"]), int(shard["count"]), text, title))
+    if sum(shard.count for shard in shards) != len(passages):
+        raise ValueError(f"shards of {target} do not cover its {len(passages)} passages")
+    return LexicalIndex(tuple(shards), passages, str(meta.get("corpus_sha256", "")))
+
+
+@cache
+def _load(collection: str, generation: str) -> LexicalIndex:
+    target = bm25_dir(collection, generation)
+    try:
+        return open_lexical(target)
     except (OSError, ValueError) as exc:
         raise IndexMismatchError(
             f"lexical index of {collection!r} is unreadable or not on this machine "
             f"({type(exc).__name__} in {target}): re-run `factdebate index PATH --collection "
             f"{collection}`"
         ) from exc
-    return LexicalIndex(text, title, passages, str(meta.get("corpus_sha256", "")))
 
 
 def lexical_index(manifest: Manifest) -> LexicalIndex:

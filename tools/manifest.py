@@ -8,7 +8,7 @@ import os
 import re
 import secrets
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -72,12 +72,16 @@ def engine_versions() -> dict[str, str]:
     return {p: installed(p) for p in ("bm25s", "pystemmer", "milvus-lite", "pymilvus")}
 
 
-def corpus_hash(passages: Sequence[Mapping[str, Any]]) -> str:
+def hashed_line(passage: Mapping[str, Any]) -> bytes:
+    """The bytes of one passage that ``corpus_hash`` digests (its id, title and text)."""
+    return json.dumps([passage["id"], passage["title"], passage["text"]]).encode("utf-8") + b"\n"
+
+
+def corpus_hash(passages: Iterable[Mapping[str, Any]]) -> str:
     """SHA-256 over the passages' ids, titles and texts, in order."""
     digest = hashlib.sha256()
     for p in passages:
-        digest.update(json.dumps([p["id"], p["title"], p["text"]]).encode("utf-8"))
-        digest.update(b"\n")
+        digest.update(hashed_line(p))
     return digest.hexdigest()
 
 
