@@ -9,11 +9,11 @@ from typing import Literal
 from tools.embeddings import EncoderMismatchError, encoder_for, spec_of
 from tools.index import ensure_index
 from tools.manifest import IndexMismatchError, IndexUnavailableError, live_manifest
-from tools.ranking import RRF_K, rrf
+from tools.ranking import RRF_K, Passage, rrf
 from tools.records import Evidence, ModelConfigError
 from tools.rerank import RERANK_DEPTH, rerank
 from tools.search import FETCH_DOCS, lexical_index, to_evidence
-from tools.vectorstore import dense_rank, dense_search
+from tools.vectorstore import dense_hits, dense_search, passages_by_id
 from tools.web_search import search_backend
 
 ToolFn = Callable[[str, int], list[Evidence]]
@@ -50,7 +50,7 @@ def hybrid_search(
     """
     manifest = live_manifest(collection, milvus_uri)
     depth = max(k, FETCH_DOCS)
-    dense = dense_rank(manifest, query, depth, milvus_uri)
+    dense = dense_hits(manifest, query, depth, milvus_uri)
     lexical = lexical_index(manifest)
     lexical_ranked = lexical.rank(query, depth)
     fused = rrf(
@@ -58,12 +58,26 @@ def hybrid_search(
         [dense_weight, 1.0],
         rrf_k,
     )[:k]
-    shown = {doc: p for doc, p, _ in reversed(dense)}
-    dense_rank_of = {doc: r for r, (doc, _, _) in enumerate(dense)}
-    for rank, (doc, index) in enumerate(lexical_ranked):
-        if rank < dense_rank_of.get(doc, depth):
-            shown[doc] = lexical.passages[index]
-    return [to_evidence(shown[doc], "hybrid", score) for doc, score in fused]
+    dense_at = {doc: (rank, passage) for rank, (doc, passage, _) in enumerate(dense)}
+    lexical_at = {doc: (rank, index) for rank, (doc, index) in enumerate(lexical_ranked)}
+    by_lexical = {  # each shown document by the passage of the engine that ranked it higher
+        doc: lexical_at[doc][1]
+        for doc, _ in fused
+        if lexical_at.get(doc, (depth, 0))[0] < dense_at.get(doc, (depth, ""))[0]
+    }
+    from_milvus = passages_by_id(
+        manifest, [dense_at[doc][1] for doc, _ in fused if doc not in by_lexical], milvus_uri
+    )
+    shown = []
+    for doc, score in fused:
+        if doc in by_lexical:
+            passage = lexical.passages[by_lexical[doc]]
+        else:
+            passage_id = dense_at[doc][1]
+            missing = Passage(id=passage_id, doc=doc, title="", text="")
+            passage = from_milvus.get(passage_id, missing)
+        shown.append(to_evidence(passage, "hybrid", score))
+    return shown
 
 
 def check_encoder(collection: str, embed_model: str, milvus_uri: str = "") -> None:

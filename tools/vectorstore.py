@@ -31,6 +31,7 @@ __all__ = [
     "collection_exists",
     "count_rows",
     "create_collection",
+    "dense_hits",
     "dense_rank",
     "dense_search",
     "drop_collection",
@@ -326,10 +327,10 @@ def search_params(manifest: Manifest, limit: int) -> dict[str, Any]:
     return {}
 
 
-def dense_rank(
+def dense_hits(
     manifest: Manifest, query: str, k: int, uri: str = ""
-) -> list[tuple[str, Passage, float]]:
-    """The ``k`` best distinct documents by cosine similarity of their best passage."""
+) -> list[tuple[str, str, float]]:
+    """The ``k`` best distinct documents as ``(document, best passage id, cosine)``, no texts."""
     client = _client(milvus_uri(uri))
     vector = encoder_for(spec_of(manifest)).embed_query(query)  # the index's own encoder
     fetch = passage_depth(k, manifest.passages)
@@ -339,34 +340,48 @@ def dense_rank(
             collection_name=manifest.milvus_name,
             data=[vector],
             limit=fetch,
-            output_fields=["doc"],  # texts only for the passages kept, below
+            output_fields=["doc"],  # texts only for the passages shown (passages_by_id)
             search_params=search_params(manifest, fetch),
             consistency_level=READ_CONSISTENCY,
         )[0]
-        best = best_per_document(
-            ((str(h["entity"].get("doc", "")), i) for i, h in enumerate(hits)), k
+    best = best_per_document(((str(h["entity"].get("doc", "")), i) for i, h in enumerate(hits)), k)
+    return [(doc, str(hits[i]["id"]), float(hits[i]["distance"])) for doc, i in best]
+
+
+def passages_by_id(manifest: Manifest, ids: Sequence[str], uri: str = "") -> dict[str, Passage]:
+    """The stored passages with these ids (title and text read from Milvus)."""
+    if not ids:
+        return {}
+    client = _client(milvus_uri(uri))
+    with _lock:
+        rows = client.get(
+            collection_name=manifest.milvus_name,
+            ids=list(ids),
+            output_fields=["doc", "title", "text"],
+            consistency_level=READ_CONSISTENCY,
         )
-        rows = (
-            client.get(
-                collection_name=manifest.milvus_name,
-                ids=[hits[i]["id"] for _, i in best],
-                output_fields=["title", "text"],
-                consistency_level=READ_CONSISTENCY,
-            )
-            if best
-            else []
-        )
-    shown = {row["id"]: row for row in rows}
-    out = []
-    for doc, i in best:
-        row = shown.get(hits[i]["id"], {})
-        passage = Passage(
-            id=str(hits[i]["id"]),
-            doc=doc,
+    return {
+        str(row["id"]): Passage(
+            id=str(row["id"]),
+            doc=str(row.get("doc", "")),
             title=str(row.get("title", "")),
             text=str(row.get("text", "")),
         )
-        out.append((doc, passage, float(hits[i]["distance"])))
+        for row in rows
+    }
+
+
+def dense_rank(
+    manifest: Manifest, query: str, k: int, uri: str = ""
+) -> list[tuple[str, Passage, float]]:
+    """The ``k`` best distinct documents by cosine similarity of their best passage."""
+    hits = dense_hits(manifest, query, k, uri)
+    shown = passages_by_id(manifest, [passage for _, passage, _ in hits], uri)
+    out = []
+    for doc, passage, score in hits:
+        row = shown.get(passage)
+        title, text = (row["title"], row["text"]) if row else ("", "")
+        out.append((doc, Passage(id=passage, doc=doc, title=title, text=text), score))
     return out
 
 
