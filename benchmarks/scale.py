@@ -12,11 +12,13 @@ Rows, each measured in a child process (its own peak RSS) against a Milvus stand
 (c) ``resume``: an ingest SIGKILLed mid-build, re-run, every id counted in Milvus and in the
     passage store.
 (d) ``lexical scifact dev``: recall@3/@10 of BM25 as served (on-disk passage store, matrices
-    memory-mapped) on SciFact dev, against the 0.850 of the in-memory engine it replaced.
+    memory-mapped) on SciFact dev, against the 0.850 of the in-memory engine it replaced;
+    then again built in five shards, each scored with its own statistics.
 
 Everything lives under ``runs/scale`` (the server's data, FACTDEBATE_HOME, results.json): a
 finished store row is reused, a killed one resumes, so the 1M row can be run in pieces.
-Options: ``--sizes 100000,1000000``, ``--slice 20000``, ``--queries 200``, ``--only a,b,c,d``.
+Options: ``--sizes 100000,1000000``, ``--slice 20000``, ``--queries 200``, ``--only a,b,c,d``,
+``--rebuild`` (build the store rows again).
 """
 
 from __future__ import annotations
@@ -98,20 +100,23 @@ def _queries(count: int) -> list[str]:
 # ---------------------------------------------------------------- children (one row each)
 
 
-def child_store(n: int, uri: str) -> dict[str, Any]:
-    """Ingest ``n`` synthetic passages with generated vectors; timings and peak RSS."""
+def child_store(n: int, uri: str, rebuild: bool = False) -> dict[str, Any]:
+    """Ingest ``n`` synthetic passages with generated vectors; timings and peak RSS.
+
+    A finished store is reused unless ``rebuild`` (then a new generation is built beside it).
+    """
     from tools.index import ingest
     from tools.manifest import live_manifest
 
     collection = f"scale{n}"
     try:
         done = live_manifest(collection, uri)
-        if done.passages == n:
+        if done.passages == n and not rebuild:
             return {"reused": True, "passages": n}
     except Exception:  # noqa: S110 - not built yet
         pass
     start = time.perf_counter()
-    marks: list[tuple[float, int]] = []
+    marks: list[tuple[float, int, float]] = []
     manifest = ingest(
         synthetic(n),  # type: ignore[arg-type]
         collection,
@@ -119,10 +124,10 @@ def child_store(n: int, uri: str) -> dict[str, Any]:
         source=f"synthetic-{n}-v1",
         encode=fake_encode,
         checkpoint_s=60,
-        on_batch=lambda docs, passages: marks.append((time.perf_counter(), passages)),
+        on_batch=lambda docs, passages: marks.append((time.perf_counter(), passages, _rss_mb())),
     )
     end = time.perf_counter()
-    loop_end, _ = marks[-1]
+    loop_end, _, insert_peak = marks[-1]
     resumed_from = marks[0][1]
     inserted = n - resumed_from
     bm25 = manifest.build_s["bm25"]
@@ -133,7 +138,8 @@ def child_store(n: int, uri: str) -> dict[str, Any]:
         "insert_s": round(loop_end - start, 1),
         "bm25_build_s": bm25,
         "hnsw_wait_s": round(end - loop_end - bm25, 1),
-        "ingest_peak_rss_mb": round(_rss_mb()),
+        "insert_peak_rss_mb": round(insert_peak),  # streaming and inserts, before BM25
+        "ingest_peak_rss_mb": round(_rss_mb()),  # the whole ingest, BM25 build included
     }
 
 
@@ -243,33 +249,40 @@ def child_encoder(count: int, uri: str) -> dict[str, Any]:
     }
 
 
-def child_scifact() -> dict[str, Any]:
-    """SciFact dev recall@3/@10 of BM25 as served: the on-disk store, memory-mapped matrices."""
-    import bm25s
+SMALL_SHARDS = 2_000  # the sharding check: SciFact's 9k passages in five shards
 
+
+def child_scifact() -> dict[str, Any]:
+    """SciFact dev recall@3/@10 of BM25 as served (on-disk store, memory-mapped matrices).
+
+    Measured as shipped (SciFact fits one shard) and again built in shards of
+    ``SMALL_SHARDS`` passages, each scored with its own statistics, as a corpus larger than
+    ``tools.lexical.SHARD_PASSAGES`` is.
+    """
+    import tools.lexical as lexical
     from benchmarks.scifact_recall import gold_claims, recall_3_10
     from factdebate.datasets import load_scifact_corpus
     from tools.index import split_passages
-    from tools.lexical import LexicalIndex, PassageStore, build_bm25
 
-    target = RUNS / "scifact-bm25"
-    start = time.perf_counter()
-    build_bm25(target, split_passages(load_scifact_corpus()))
-    build_s = time.perf_counter() - start
-    text, title = (
-        bm25s.BM25.load(str(target / name), mmap=True, show_progress=False)
-        for name in ("text", "title")
-    )
-    index = LexicalIndex(text, title, PassageStore(target), "")
+    passages = split_passages(load_scifact_corpus())
     claims = gold_claims("dev")
-    ranked = [[doc for doc, _ in index.rank(claim, 10)] for _, claim in claims]
-    at3, at10 = recall_3_10(ranked, [gold for gold, _ in claims])
-    return {
-        "claims": len(claims),
-        "recall_at_3": round(at3, 3),
-        "recall_at_10": round(at10, 3),
-        "build_s": round(build_s, 1),
-    }
+    out: dict[str, Any] = {"claims": len(claims), "passages": len(passages)}
+    for label, shard_size in (("", lexical.SHARD_PASSAGES), ("sharded_", SMALL_SHARDS)):
+        lexical.SHARD_PASSAGES = shard_size
+        target = RUNS / f"scifact-bm25-{shard_size}"
+        start = time.perf_counter()
+        lexical.build_bm25(target, passages)
+        build_s = time.perf_counter() - start
+        index = lexical.open_lexical(target)
+        ranked = [[doc for doc, _ in index.rank(claim, 10)] for _, claim in claims]
+        at3, at10 = recall_3_10(ranked, [gold for gold, _ in claims])
+        out |= {
+            f"{label}shards": len(index.shards),
+            f"{label}recall_at_3": round(at3, 3),
+            f"{label}recall_at_10": round(at10, 3),
+            f"{label}build_s": round(build_s, 1),
+        }
+    return out
 
 
 RESUME_CHILD = """
@@ -408,6 +421,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--slice", type=int, default=20_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--only", default="a,b,c,d")
+    parser.add_argument(
+        "--rebuild", action="store_true", help="build the store rows again, not reuse them"
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from tests.milvus_server import MilvusServer
@@ -439,7 +455,7 @@ def main(argv: list[str] | None = None) -> None:
             keep(f"encoder {args.slice}", _run_child(["encoder", str(args.slice), uri], env))
         if "b" in only:
             for n in (int(s) for s in args.sizes.split(",") if s):
-                row = _run_child(["store", str(n), uri], env)
+                row = _run_child(["store", str(n), uri, *(["rebuild"] * args.rebuild)], env)
                 if row.get("reused"):
                     row = results.get(f"store {n}", row)
                 else:
@@ -468,7 +484,7 @@ def table(results: dict[str, Any]) -> str:
 def _child_main(argv: list[str]) -> None:
     kind = argv[0]
     if kind == "store":
-        print(json.dumps(child_store(int(argv[1]), argv[2])))
+        print(json.dumps(child_store(int(argv[1]), argv[2], argv[3:] == ["rebuild"])))
     elif kind == "query":
         print(json.dumps(child_query(int(argv[1]), argv[2], int(argv[3]))))
     elif kind == "encoder":
