@@ -116,6 +116,34 @@ def test_rag_engines_return_distinct_documents(data_home: Path) -> None:
         assert {h["source"] for h in hits} == {source}
 
 
+def test_hybrid_shows_real_passages_and_reads_texts_only_for_those_it_shows(
+    data_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tools.retrieval as retrieval
+
+    docs = [
+        doc("moon", "Moon", "The Moon orbits the Earth every 27 days."),
+        doc("sun", "Sun", "The Sun is the star at the centre of the solar system."),
+        doc("mars", "Mars", "Mars has two small moons, Phobos and Deimos."),
+        doc("tide", "Tides", "Tides rise and fall as the Moon pulls on the oceans."),
+        doc("ring", "Saturn", "Saturn's rings are made of ice and rock."),
+    ]
+    build_index(docs, "sky2")
+    texts = {p["doc"]: p["text"] for p in split_passages(docs)}
+    asked: list[list[str]] = []
+    fetch = retrieval.passages_by_id
+
+    def counting(manifest: Manifest, ids: list[str], uri: str = "") -> dict[str, Passage]:
+        asked.append(list(ids))
+        return fetch(manifest, ids, uri)
+
+    monkeypatch.setattr(retrieval, "passages_by_id", counting)
+    hits = retrieval.hybrid_search("sky2", "What orbits the Earth?", 2)
+    assert len(hits) == 2 and hits[0]["id"] == "moon"
+    assert all(h["text"] == texts[h["id"]] for h in hits)  # each the text of its document
+    assert len(asked) == 1 and len(asked[0]) <= 2  # not the texts of every dense candidate
+
+
 def test_unknown_rag_engine_is_refused(data_home: Path) -> None:
     with pytest.raises(ValueError, match="unknown rag_engine 'sparse'"):
         run_tool("rag", "q", k=3, collection="default", rag_engine="sparse")
