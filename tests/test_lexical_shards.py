@@ -19,7 +19,7 @@ from tools.lexical import (
     fit_lexical,
     open_lexical,
 )
-from tools.manifest import corpus_hash
+from tools.manifest import IndexMismatchError, corpus_hash
 
 WORDS = [
     "solar",
@@ -183,7 +183,7 @@ def test_shards_that_miss_passages_are_refused(tmp_path: Path, small_shards: int
     meta = json.loads((target / "lexical.json").read_text())
     meta["shards"] = meta["shards"][:1]
     (target / "lexical.json").write_text(json.dumps(meta))
-    with pytest.raises(ValueError, match="do not cover its 100 passages"):
+    with pytest.raises(IndexMismatchError, match="cover 64 of its 100 passages"):
         open_lexical(target)
 
 

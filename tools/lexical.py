@@ -359,6 +359,7 @@ def open_lexical(target: Path) -> LexicalIndex:
 
     Raises:
         OSError, ValueError: the folder is missing, unreadable or not a finished index.
+        IndexMismatchError: its shards do not cover its passage store.
     """
     import bm25s
 
@@ -375,8 +376,11 @@ def open_lexical(target: Path) -> LexicalIndex:
             for name in ("text", "title")
         )
         shards.append(Shard(int(shard["start"]), int(shard["count"]), text, title))
-    if sum(shard.count for shard in shards) != len(passages):
-        raise ValueError(f"shards of {target} do not cover its {len(passages)} passages")
+    covered = sum(shard.count for shard in shards)
+    if covered != len(passages):
+        raise IndexMismatchError(
+            f"the BM25 shards in {target} cover {covered} of its {len(passages)} passages"
+        )
     return LexicalIndex(tuple(shards), passages, str(meta.get("corpus_sha256", "")))
 
 
@@ -385,6 +389,11 @@ def _load(collection: str, generation: str) -> LexicalIndex:
     target = bm25_dir(collection, generation)
     try:
         return open_lexical(target)
+    except IndexMismatchError as exc:
+        raise IndexMismatchError(
+            f"lexical index of {collection!r} does not match its manifest ({exc}): re-run "
+            f"`factdebate index PATH --collection {collection}`"
+        ) from exc
     except (OSError, ValueError) as exc:
         raise IndexMismatchError(
             f"lexical index of {collection!r} is unreadable or not on this machine "
