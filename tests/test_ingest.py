@@ -17,7 +17,7 @@ import pytest
 
 from tools.corpus import CorpusError, count_records, detect_format, iter_documents
 from tools.index import split_passages
-from tools.lexical import PassageStore, fit_lexical
+from tools.lexical import PassageStore
 from tools.manifest import bm25_dir, corpus_hash, live_manifest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -146,45 +146,6 @@ def test_bad_records_are_reported_and_format_names_checked(tmp_path: Path) -> No
         list(iter_documents(file, "csv"))
     with pytest.raises(CorpusError, match="no such file"):
         list(iter_documents(tmp_path / "missing.jsonl"))
-
-
-def test_disk_store_scores_exactly_like_the_in_memory_index(data_home: Path) -> None:
-    from tools.lexical import build_bm25, lexical_index
-    from tools.manifest import Manifest, new_generation, write_manifest
-
-    rng = random.Random(7)
-    words = [
-        "solar",
-        "lunar",
-        "tide",
-        "ocean",
-        "planet",
-        "orbit",
-        "ring",
-        "storm",
-        "volcano",
-        "basalt",
-        "lava",
-        "ice",
-    ]
-    docs = [
-        {
-            "id": f"p{i}",
-            "doc": f"d{i // 2}",
-            "title": rng.choice(words),
-            "text": " ".join(rng.choices(words, k=12)),
-        }
-        for i in range(300)
-    ]
-    generation = new_generation()
-    build_bm25(bm25_dir("store", generation), docs)  # type: ignore[arg-type]
-    write_manifest(Manifest("store", generation, corpus_hash(docs), passages=300, documents=150))
-    disk = lexical_index(live_manifest("store"))
-    assert isinstance(disk.passages, PassageStore) and list(disk.passages) == docs
-    memory = fit_lexical(docs)  # type: ignore[arg-type]
-    for query in ("solar storm", "lava basalt ice", "orbit"):
-        assert disk.rank(query, 5) == memory.rank(query, 5)
-        assert disk.scores(query).tolist() == pytest.approx(memory.scores(query).tolist())
 
 
 RESUMABLE = """

@@ -195,3 +195,22 @@ def test_iter_from_reads_the_tail_of_the_store(tmp_path: Path) -> None:
     store = PassageStore(tmp_path)
     assert list(store.iter_from(7)) == docs[7:]
     assert list(store.iter_from(10)) == []
+
+
+def test_the_served_index_scores_exactly_like_the_in_memory_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from tools.lexical import lexical_index
+    from tools.manifest import Manifest, bm25_dir, live_manifest, new_generation, write_manifest
+
+    monkeypatch.setenv("FACTDEBATE_HOME", str(tmp_path))
+    docs = _docs(300)
+    generation = new_generation()
+    build_bm25(bm25_dir("store", generation), docs)  # type: ignore[arg-type]
+    write_manifest(Manifest("store", generation, corpus_hash(docs), passages=300, documents=150))
+    disk = lexical_index(live_manifest("store"))
+    assert isinstance(disk.passages, PassageStore) and list(disk.passages) == docs
+    memory = fit_lexical(docs)  # type: ignore[arg-type]
+    for query in QUERIES:
+        assert disk.rank(query, 5) == memory.rank(query, 5)
+        assert disk.scores(query).tolist() == pytest.approx(memory.scores(query).tolist())

@@ -67,8 +67,10 @@ uri, engine = sys.argv[1], sys.argv[2]
 out = {}
 try:
     out["generation"] = live_manifest("shared", uri).generation
-    hits = run_tool("rag", "rings of ice", k=2, collection="shared", milvus_uri=uri,
-                    rag_engine=engine)
+    tool = "search" if engine == "offline" else "rag"  # offline: BM25 standing in for the web
+    hits = run_tool(tool, "rings of ice", k=2, collection="shared", milvus_uri=uri,
+                    rag_engine=engine if tool == "rag" else "hybrid",
+                    search_backend_name="offline")
     out["ids"] = [h["id"] for h in hits]
 except Exception as exc:
     out["error"] = f"{type(exc).__name__}: {exc}"
@@ -148,6 +150,9 @@ def test_a_second_process_and_a_second_machine_use_the_same_index(
     hybrid = retrieve_elsewhere(other, server.uri, "hybrid")
     assert hybrid["generation"] == generation
     assert "IndexMismatchError" in hybrid["error"] and "not on this machine" in hybrid["error"]
+    offline = retrieve_elsewhere(other, server.uri, "offline")  # follows the server's manifest
+    assert "IndexMismatchError" in offline["error"] and "not on this machine" in offline["error"]
+    assert retrieve_elsewhere(home, server.uri, "offline")["ids"][0] == "saturn"
 
 
 def test_a_manifest_that_disagrees_with_the_server_is_refused(

@@ -141,7 +141,7 @@ def _run(
     if tool == "rag":
         return _rag(collection, query, k, milvus_uri, rag_engine, embed_model, rerank_model)
     if tool == "search":
-        engine = search_backend(backend, collection, timeout)
+        engine = search_backend(backend, collection, timeout, milvus_uri)
         if engine.name == "bm25":
             ensure_index(collection, milvus_uri)
         return engine.search(query, k)

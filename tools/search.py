@@ -40,13 +40,18 @@ class OfflineSearch:
 
     name = "bm25"
 
-    def __init__(self, collection: str) -> None:
-        """Search ``collection`` (its index is loaded on first use)."""
+    def __init__(self, collection: str, milvus_uri: str = "") -> None:
+        """Search ``collection`` (its index is loaded on first use).
+
+        With a Milvus server URI the manifest stored in the server names the live index, as
+        it does for the dense side.
+        """
         self.collection = collection
+        self.milvus_uri = milvus_uri
 
     def search(self, query: str, k: int) -> list[Evidence]:
         """The ``k`` best distinct documents, each shown by its best-scoring passage."""
-        index = lexical_index(live_manifest(self.collection))
+        index = lexical_index(live_manifest(self.collection, self.milvus_uri))
         scores = index.scores(query)
         return [
             to_evidence(index.passages[i], "bm25", float(scores[i]))

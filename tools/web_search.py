@@ -199,11 +199,14 @@ def web_backend_name(kind: str) -> str:
     return next((name for name in AUTO_ORDER if os.environ.get(KEY_ENVS[name])), "offline")
 
 
-def search_backend(kind: str, collection: str, timeout: float = 30.0) -> SearchBackend:
+def search_backend(
+    kind: str, collection: str, timeout: float = 30.0, milvus_uri: str = ""
+) -> SearchBackend:
     """The search backend named ``tavily``, ``serper``, ``offline``, ``openalex`` or ``auto``.
 
     ``auto`` uses Tavily when ``TAVILY_API_KEY`` is set, else Serper when ``SERPER_API_KEY``
-    is, else stemmed BM25 over ``collection``. ``openalex`` searches scholarly abstracts
+    is, else stemmed BM25 over ``collection`` (whose manifest is read from the Milvus server at
+    ``milvus_uri`` when one is given). ``openalex`` searches scholarly abstracts
     (``tools.openalex``; settings from OPENALEX_*). ``TAVILY_BASE_URL`` / ``SERPER_BASE_URL``
     point a web backend at another API root.
 
@@ -218,7 +221,7 @@ def search_backend(kind: str, collection: str, timeout: float = 30.0) -> SearchB
     if name == "offline":
         from tools.search import OfflineSearch
 
-        return OfflineSearch(collection)
+        return OfflineSearch(collection, milvus_uri)
     key = os.environ.get(KEY_ENVS[name], "")
     if not key:
         raise ValueError(f"search_backend={name!r} needs the {KEY_ENVS[name]} environment variable")
