@@ -19,7 +19,7 @@ from tools.lexical import (
     fit_lexical,
     open_lexical,
 )
-from tools.manifest import IndexMismatchError, corpus_hash
+from tools.manifest import BM25_B, BM25_K1, BM25_METHOD, IndexMismatchError, corpus_hash
 
 WORDS = [
     "solar",
@@ -101,7 +101,7 @@ def test_one_shard_scores_exactly_like_the_unsharded_index(tmp_path: Path) -> No
     import bm25s
 
     whole = fit_lexical(docs)  # type: ignore[arg-type]
-    text = bm25s.BM25(method=lexical.BM25_METHOD, k1=lexical.BM25_K1, b=lexical.BM25_B)
+    text = bm25s.BM25(method=BM25_METHOD, k1=BM25_K1, b=BM25_B)
     text.index(lexical.tokenize([d["text"] for d in docs]), show_progress=False)
     tokens = lexical.tokenize(["solar storm"])[0]
     assert disk.shards[0].text.get_scores(tokens).tolist() == pytest.approx(
