@@ -14,10 +14,12 @@ Rows, each measured in a child process (its own peak RSS) against a Milvus stand
 (d) ``lexical scifact dev``: recall@3/@10 of BM25 as served (on-disk passage store, matrices
     memory-mapped) on SciFact dev, against the 0.850 of the in-memory engine it replaced;
     then again built in five shards, each scored with its own statistics.
+(e) ``bm25 shard with encoder``: peak RSS of one full BM25 shard build in a process holding
+    the loaded MiniLM encoder, the ceiling of an ingest's BM25 phase at any corpus size.
 
 Everything lives under ``runs/scale`` (the server's data, FACTDEBATE_HOME, results.json): a
 finished store row is reused, a killed one resumes, so the 1M row can be run in pieces.
-Options: ``--sizes 100000,1000000``, ``--slice 20000``, ``--queries 200``, ``--only a,b,c,d``,
+Options: ``--sizes 100000,1000000``, ``--slice 20000``, ``--queries 200``, ``--only a,b,c,d,e``,
 ``--rebuild`` (build the store rows again).
 """
 
@@ -28,6 +30,7 @@ import json
 import os
 import random
 import resource
+import shutil
 import signal
 import statistics
 import subprocess
@@ -298,6 +301,34 @@ def child_scifact() -> dict[str, Any]:
     return out
 
 
+def child_shard_peak() -> dict[str, Any]:
+    """Peak memory of one full BM25 shard build in a process that holds the loaded encoder.
+
+    An ingest builds BM25 after the last batch is encoded, with the encoder still loaded:
+    this is that phase's ceiling, whatever the corpus size (one shard is held at a time).
+    """
+    import tools.lexical as lexical
+    from factdebate.datasets import load_scifact_corpus
+    from tools.embeddings import default_embeddings
+    from tools.index import split_passages
+
+    texts = [f"{p['title']}\n{p['text']}" for p in split_passages(load_scifact_corpus())[:256]]
+    default_embeddings().embed_documents(texts)  # the encoder loaded and run, as in an ingest
+    encoder_peak = _rss_mb()
+    target = RUNS / "shard-peak"
+    shutil.rmtree(target, ignore_errors=True)
+    writer = lexical.PassageWriter(target)  # streamed to disk, as an ingest stores passages
+    for passage in synthetic(lexical.SHARD_PASSAGES):
+        writer.append([{**passage, "doc": passage["id"]}])  # type: ignore[typeddict-item]
+    writer.close()
+    lexical.build_lexical(target)
+    return {
+        "shard_passages": lexical.SHARD_PASSAGES,
+        "encoder_peak_rss_mb": round(encoder_peak),
+        "peak_rss_mb": round(_rss_mb()),
+    }
+
+
 RESUME_CHILD = """
 import sys
 from benchmarks.scale import fake_encode, synthetic, RESUME_DOCS
@@ -433,7 +464,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--slice", type=int, default=20_000)
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--only", default="a,b,c,d")
+    parser.add_argument("--only", default="a,b,c,d,e")
     parser.add_argument(
         "--rebuild", action="store_true", help="build the store rows again, not reuse them"
     )
@@ -479,6 +510,8 @@ def main(argv: list[str] | None = None) -> None:
             keep("resume", resume_row(uri, env))
         if "d" in only:
             keep("lexical scifact dev", _run_child(["scifact"], env))
+        if "e" in only:
+            keep("bm25 shard with encoder", _run_child(["shardpeak"], env))
     finally:
         server.stop()
     print()
@@ -504,6 +537,8 @@ def _child_main(argv: list[str]) -> None:
         print(json.dumps(child_encoder(int(argv[1]), argv[2])))
     elif kind == "counts":
         print(json.dumps(child_counts(argv[1])))
+    elif kind == "shardpeak":
+        print(json.dumps(child_shard_peak()))
     elif kind == "scifact":
         print(json.dumps(child_scifact()))
     else:
@@ -511,7 +546,14 @@ def _child_main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] in {"store", "query", "encoder", "counts", "scifact"}:
+    if len(sys.argv) > 1 and sys.argv[1] in {
+        "store",
+        "query",
+        "encoder",
+        "counts",
+        "scifact",
+        "shardpeak",
+    }:
         _child_main(sys.argv[1:])
     else:
         main()
