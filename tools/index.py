@@ -212,12 +212,12 @@ def ingest(
     """Stream ``documents`` into a new generation of ``collection``; returns the live manifest.
 
     Memory holds one batch of passages at a time (the lexical build one BM25 shard's token ids,
-    4 bytes each). Every ``checkpoint_s`` seconds the rows are flushed to Milvus, the passage store is
-    fsynced and the progress recorded; a build killed after that resumes when called again with
-    the same ``source`` (a fingerprint of the corpus and settings) and URI: the documents
-    already stored are skipped, an unfinished batch is deleted and redone. The new generation
-    becomes live only when its manifest is written; until then the previous one serves. An
-    exception discards the unfinished build; a kill or Ctrl-C leaves it to resume.
+    4 bytes each). Every ``checkpoint_s`` seconds the rows are flushed to Milvus, the passage
+    store is fsynced and the progress recorded; a build killed after that resumes when called
+    again with the same ``source`` (a fingerprint of the corpus and settings) and URI: the
+    documents already stored are skipped, an unfinished batch is deleted and redone. The new
+    generation becomes live only when its manifest is written; until then the previous one
+    serves. An exception discards the unfinished build; a kill or Ctrl-C leaves it to resume.
 
     Args:
         documents: The corpus, in the same order on every call.
