@@ -262,6 +262,7 @@ def build_lexical(target: Path) -> str:
         expected = {"start": start, "count": count}
         marker = _marker(folder)
         own = hashlib.sha256()
+        digests: tuple[Any, ...] = (digest, own)  # hashed while fitting, unless hashed below
         if {k: marker.get(k) for k in expected} == expected:  # finished before: same passages?
             for passage in islice(store.iter_from(start), count):
                 line = hashed_line(passage)
@@ -270,11 +271,9 @@ def build_lexical(target: Path) -> str:
             if own.hexdigest() == marker.get("sha256"):
                 shards.append({**expected, "folder": folder.name})
                 continue
-            fitted = _fit_shard(islice(store.iter_from(start), count), start, BM25_K1, BM25_B)
-        else:
-            fitted = _fit_shard(
-                islice(store.iter_from(start), count), start, BM25_K1, BM25_B, [digest, own]
-            )
+            digests = ()
+        passages = islice(store.iter_from(start), count)
+        fitted = _fit_shard(passages, start, BM25_K1, BM25_B, digests)
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir()
         for name in ("text", "title"):
