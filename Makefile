@@ -33,7 +33,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt Makefile
 # The default collection is built as a set-up step (once; a no-op when it exists), so the
 # first claim's time is the claim's own. Ends by printing the path of the debate page it wrote.
 demo: $(VENV)/.installed
-	$(PY) -c "from tools.index import ensure_index; ensure_index('default')"
+	$(PY) -c "from factdebate.tools.retrieval.index import ensure_index; ensure_index('default')"
 	$(VENV)/bin/factdebate verify "$(CLAIM)" --html "$(DEMO_PAGE)"
 
 test: lint docs

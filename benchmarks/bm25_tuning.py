@@ -2,7 +2,7 @@
 
 Run: ``python -m benchmarks.bm25_tuning`` (``make bench-bm25``). The SciFact corpus is split
 into passages exactly as an index build splits it, and every grid point is fitted in memory
-through ``tools.search.fit_lexical`` (the build's own code) and ranked through
+through ``lexical_search.fit_lexical`` (the build's own code) and ranked through
 ``LexicalIndex.rank`` (what the offline search debater receives: distinct documents, best
 passage first). The point is chosen on train only (recall@3, then recall@10); dev is
 reported there and at the shipped setting, so the choice can be checked, not trusted.
@@ -19,10 +19,10 @@ from typing import Any
 
 from benchmarks.scifact_recall import emit, gold_claims, recall_3_10, recall_row
 from factdebate.datasets import load_scifact_corpus
-from tools.index import split_passages
-from tools.manifest import BM25_B, BM25_K1
-from tools.ranking import Passage
-from tools.search import fit_lexical
+from factdebate.tools.retrieval.index import split_passages
+from factdebate.tools.retrieval.lexical_search import fit_lexical
+from factdebate.tools.retrieval.manifest import BM25_B, BM25_K1
+from factdebate.tools.retrieval.ranking import Passage
 
 K1S = (0.6, 0.9, 1.2, 1.5, 2.0)
 BS = (0.3, 0.5, 0.75, 0.9)

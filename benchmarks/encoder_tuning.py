@@ -26,12 +26,12 @@ import numpy as np
 
 from benchmarks.scifact_recall import emit, gold_claims, recall_3_10, recall_row
 from factdebate.datasets import load_scifact_corpus
-from tools.index import split_passages
-from tools.manifest import live_manifest
-from tools.ranking import RRF_K, best_per_document, rrf
-from tools.retrieval import DENSE_WEIGHT
-from tools.search import FETCH_DOCS, LexicalIndex, lexical_index
-from tools.vectorstore import passage_depth
+from factdebate.tools.dispatch import DENSE_WEIGHT
+from factdebate.tools.retrieval.index import split_passages
+from factdebate.tools.retrieval.lexical_search import FETCH_DOCS, LexicalIndex, lexical_index
+from factdebate.tools.retrieval.manifest_store import live_manifest
+from factdebate.tools.retrieval.ranking import RRF_K, best_per_document, rrf
+from factdebate.tools.retrieval.vectorstore import passage_depth
 
 Claims = list[tuple[set[str], str]]
 Encode = Callable[[list[str]], np.ndarray]
@@ -112,8 +112,8 @@ def run(collection: str, epochs: float, lr: float, held_share: float, seed: int)
     """Stock and tuned encoders on the held-out claims, with the fitting cost."""
     import torch
 
-    from tools.embeddings import default_embeddings
-    from tools.vectorstore import locked_client
+    from factdebate.tools.retrieval.embeddings import default_embeddings
+    from factdebate.tools.retrieval.milvus import locked_client
 
     torch.manual_seed(seed)
     manifest = live_manifest(collection)

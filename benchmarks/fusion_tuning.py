@@ -4,7 +4,7 @@ Run: ``python -m benchmarks.fusion_tuning`` (``make bench-fusion``) after
 ``factdebate bench-retrieval --dataset scifact`` has built the ``rbench_scifact`` index. Each
 claim's dense and stemmed-BM25 document rankings (100 deep, the depth the hybrid engine
 fuses) are computed once through the engines' own calls; every grid point then re-fuses
-them with ``tools.ranking.rrf``. The setting is chosen on train only (recall@3, then
+them with ``ranking.rrf``. The setting is chosen on train only (recall@3, then
 recall@10) and dev is reported at that setting and at the shipped default, so whether
 tuning transfers is measured rather than assumed.
 """
@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.scifact_recall import emit, gold_claims, recall_3_10, recall_row
-from tools.manifest import live_manifest
-from tools.ranking import RRF_K, rrf
-from tools.retrieval import DENSE_WEIGHT
-from tools.search import FETCH_DOCS, lexical_index
-from tools.vectorstore import dense_rank
+from factdebate.tools.dispatch import DENSE_WEIGHT
+from factdebate.tools.retrieval.lexical_search import FETCH_DOCS, lexical_index
+from factdebate.tools.retrieval.manifest_store import live_manifest
+from factdebate.tools.retrieval.ranking import RRF_K, rrf
+from factdebate.tools.retrieval.vectorstore import dense_rank
 
 WEIGHTS = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0)
 KS = (1, 5, 10, 20, 30, 60, 100)

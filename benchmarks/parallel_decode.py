@@ -24,7 +24,7 @@ def load(sequences: int) -> Any:
     """The embedded model as ``verify`` loads it, in a context holding ``sequences`` at once."""
     from llama_cpp._internals import LlamaContext
 
-    from tools.local_llm import load_local_model
+    from factdebate.tools.models.local_llm import load_local_model
 
     llm = load_local_model().client
     params = llm.context_params  # llama-cpp-python builds its context for one sequence

@@ -26,17 +26,17 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from graphs.debate_cv import graph as debate_cv_graph  # noqa: E402
-from graphs.madam_rag import graph as madam_graph  # noqa: E402
-from graphs.tool_mad import graph  # noqa: E402
-from nodes.debate_cv.context import DebateCVContext  # noqa: E402
-from nodes.madam_rag.context import MadamContext  # noqa: E402
-from nodes.tool_mad.context import ToolMADContext  # noqa: E402
+from factdebate.graphs.debate_cv import graph as debate_cv_graph  # noqa: E402
+from factdebate.graphs.madam_rag import graph as madam_graph  # noqa: E402
+from factdebate.graphs.tool_mad import graph  # noqa: E402
+from factdebate.nodes.debate_cv.context import DebateCVContext  # noqa: E402
+from factdebate.nodes.madam_rag.context import MadamContext  # noqa: E402
+from factdebate.nodes.tool_mad.context import ToolMADContext  # noqa: E402
+from factdebate.tools import dispatch  # noqa: E402
+from factdebate.tools.core.records import Evidence  # noqa: E402
 from tests.capable import recorded  # noqa: E402
 from tests.fake_provider import FakeProvider, fake_provider  # noqa: E402
 from tests.test_capable_tool_mad import KAREENA, SPONGEBOB, Replay  # noqa: E402
-from tools import retrieval  # noqa: E402
-from tools.records import Evidence  # noqa: E402
 
 SCENARIOS: list[tuple[str, str, dict[str, Any]]] = [
     ("SpongeBob (REFUTES), defaults", SPONGEBOB, {}),
@@ -161,8 +161,8 @@ async def replay_madam() -> tuple[int, int, int, int]:
 
 def main() -> None:
     """Print the Tool-MAD rows, then one row per replayed method (per item)."""
-    retrieval.override_tool("rag", _docs)
-    retrieval.override_tool("search", _docs)
+    dispatch.override_tool("rag", _docs)
+    dispatch.override_tool("search", _docs)
     print("| replayed claim, settings | calls | input tokens | output tokens | stop |")
     print("|---|---:|---:|---:|---|")
     for name, claim, settings in SCENARIOS:

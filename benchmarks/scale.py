@@ -114,8 +114,8 @@ def child_store(n: int, uri: str, rebuild: bool = False) -> dict[str, Any]:
 
     A finished store is reused unless ``rebuild`` (then a new generation is built beside it).
     """
-    from tools.index import ingest
-    from tools.manifest import live_manifest
+    from factdebate.tools.retrieval.index import ingest
+    from factdebate.tools.retrieval.manifest_store import live_manifest
 
     collection = f"scale{n}"
     try:
@@ -159,13 +159,13 @@ def _percentiles(samples: list[float]) -> tuple[float, float]:
 
 def child_query(n: int, uri: str, count: int) -> dict[str, Any]:
     """Query latency of the three engines on a fresh process (indexes opened, then timed)."""
-    from tools.embeddings import default_embeddings
-    from tools.manifest import live_manifest
-    from tools.retrieval import hybrid_search
-    from tools.search import lexical_index
-    from tools.vectorstore import (
+    from factdebate.tools.dispatch import hybrid_search
+    from factdebate.tools.retrieval.embeddings import default_embeddings
+    from factdebate.tools.retrieval.lexical_search import lexical_index
+    from factdebate.tools.retrieval.manifest_store import live_manifest
+    from factdebate.tools.retrieval.milvus import milvus_client
+    from factdebate.tools.retrieval.vectorstore import (
         READ_CONSISTENCY,
-        _client,
         dense_rank,
         passage_depth,
         search_params,
@@ -173,7 +173,7 @@ def child_query(n: int, uri: str, count: int) -> dict[str, Any]:
 
     collection = f"scale{n}"
     manifest = live_manifest(collection, uri)
-    client = _client(uri)
+    client = milvus_client(uri)
     fetch = passage_depth(3, manifest.passages)
 
     def ann_only(query: str) -> None:  # the server's HNSW search alone, vector given
@@ -222,8 +222,8 @@ def child_encoder(count: int, uri: str) -> dict[str, Any]:
     from sentence_transformers import SentenceTransformer
 
     from factdebate.datasets import load_scifact_corpus
-    from tools.embeddings import default_embeddings
-    from tools.index import ingest, split_passages
+    from factdebate.tools.retrieval.embeddings import default_embeddings
+    from factdebate.tools.retrieval.index import ingest, split_passages
 
     base = split_passages(load_scifact_corpus())
     docs = []
@@ -273,12 +273,12 @@ def child_scifact() -> dict[str, Any]:
 
     Measured as shipped (SciFact fits one shard) and again built in shards of
     ``SMALL_SHARDS`` passages, each scored with its own statistics, as a corpus larger than
-    ``tools.lexical.SHARD_PASSAGES`` is.
+    ``factdebate.tools.retrieval.lexical.SHARD_PASSAGES`` is.
     """
-    import tools.lexical as lexical
+    import factdebate.tools.retrieval.lexical as lexical
     from benchmarks.scifact_recall import gold_claims, recall_3_10
     from factdebate.datasets import load_scifact_corpus
-    from tools.index import split_passages
+    from factdebate.tools.retrieval.index import split_passages
 
     passages = split_passages(load_scifact_corpus())
     claims = gold_claims("dev")
@@ -307,10 +307,10 @@ def child_shard_peak() -> dict[str, Any]:
     An ingest builds BM25 after the last batch is encoded, with the encoder still loaded:
     this is that phase's ceiling, whatever the corpus size (one shard is held at a time).
     """
-    import tools.lexical as lexical
+    import factdebate.tools.retrieval.lexical as lexical
     from factdebate.datasets import load_scifact_corpus
-    from tools.embeddings import default_embeddings
-    from tools.index import split_passages
+    from factdebate.tools.retrieval.embeddings import default_embeddings
+    from factdebate.tools.retrieval.index import split_passages
 
     texts = [f"{p['title']}\n{p['text']}" for p in split_passages(load_scifact_corpus())[:256]]
     default_embeddings().embed_documents(texts)  # the encoder loaded and run, as in an ingest
@@ -332,7 +332,7 @@ def child_shard_peak() -> dict[str, Any]:
 RESUME_CHILD = """
 import sys
 from benchmarks.scale import fake_encode, synthetic, RESUME_DOCS
-from tools.index import ingest
+from factdebate.tools.retrieval.index import ingest
 ingest(synthetic(RESUME_DOCS), "scaleresume", sys.argv[1], source="resume-v1",
        encode=fake_encode, checkpoint_s=0,
        on_batch=lambda d, p: print("batch", p, flush=True))
@@ -343,13 +343,14 @@ print("done", flush=True)
 def child_counts(uri: str) -> dict[str, Any]:
     """Count the resumed build: Milvus ids and store passages against the corpus."""
     from benchmarks.scale import synthetic
-    from tools.index import split_passages
-    from tools.lexical import PassageStore
-    from tools.manifest import bm25_dir, live_manifest
-    from tools.vectorstore import _client
+    from factdebate.tools.retrieval.index import split_passages
+    from factdebate.tools.retrieval.lexical import PassageStore
+    from factdebate.tools.retrieval.manifest import bm25_dir
+    from factdebate.tools.retrieval.manifest_store import live_manifest
+    from factdebate.tools.retrieval.milvus import milvus_client
 
     manifest = live_manifest("scaleresume", uri)
-    client = _client(uri)
+    client = milvus_client(uri)
     client.load_collection(manifest.milvus_name)
     ids: list[int] = []
     for low in range(0, manifest.passages + 10_000, 10_000):

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from factdebate.bench.metrics import retrieval_metrics
 from factdebate.datasets import load_scifact
-from factdebate.metrics import retrieval_metrics
 
 
 def gold_claims(split: str) -> list[tuple[set[str], str]]:

@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 
 from benchmarks.server_bench_graph import LATENCY_ENV, MODEL, install
-from factdebate.bench import arun_bench, read_results
+from factdebate.bench.runner import arun_bench, read_results
 
 REPO = Path(__file__).resolve().parents[1]
 READY_S = 180.0

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 
 from benchmarks.speed import LatencyChatModel
-from graphs.cot import graph
-from tools.models import register_model
+from factdebate.graphs.cot import graph
+from factdebate.tools.models.providers import register_model
 
 MODEL = "fixed-latency"
 LATENCY_ENV = "FACTDEBATE_BENCH_LATENCY_S"

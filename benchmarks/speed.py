@@ -28,11 +28,11 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 
 from benchmarks.raw_graphs import TOOL_MAD_CALLS_PER_ROUND, raw_madam, raw_tool_mad
+from factdebate.tools import dispatch
+from factdebate.tools.core.records import Evidence
+from factdebate.tools.models.providers import register_model
+from factdebate.tools.retrieval.embeddings import EMBEDDING_DIM, override_embeddings
 from tests.fakes import ScriptedChatModel, ragas_rules
-from tools import retrieval
-from tools.embeddings import EMBEDDING_DIM, override_embeddings
-from tools.models import register_model
-from tools.records import Evidence
 
 CLAIM = "The Eiffel Tower is located in Paris."
 QUESTION = "In which year was Michael Jordan born?"
@@ -101,7 +101,7 @@ def _doc(ident: str, text: str) -> Evidence:
     return Evidence(id=ident, title=ident, text=text, source="bench", score=1.0)
 
 
-def _fixed(found: list[Evidence]) -> retrieval.ToolFn:
+def _fixed(found: list[Evidence]) -> dispatch.ToolFn:
     def tool(query: str, k: int) -> list[Evidence]:
         return found[:k]
 
@@ -116,12 +116,12 @@ def fake_retrieval() -> Iterator[None]:
         "search": [_doc("web-1", "Paris is home to the Eiffel Tower, built in 1889.")],
     }
     for tool, found in docs.items():
-        retrieval.override_tool(tool, _fixed(found))
+        dispatch.override_tool(tool, _fixed(found))
     try:
         yield
     finally:
         for tool in docs:
-            retrieval.override_tool(tool, None)
+            dispatch.override_tool(tool, None)
 
 
 @contextmanager
@@ -149,8 +149,8 @@ async def _timed(work: Awaitable[Any]) -> tuple[float, Any]:
 
 async def tool_mad_claim(model: str) -> dict[str, Any]:
     """A new Tool-MAD claim on ``model`` (all roles), checked to run every round and the judge."""
-    from graphs.tool_mad import graph
-    from nodes.tool_mad.context import ToolMADContext
+    from factdebate.graphs.tool_mad import graph
+    from factdebate.nodes.tool_mad.context import ToolMADContext
 
     out: dict[str, Any] = await graph.ainvoke(
         {"claim": f"{CLAIM} (claim {next(_claims)})"},
@@ -183,8 +183,8 @@ async def critical_tool_mad(latency: float, repeats: int) -> Row:
 
 async def critical_madam(latency: float, repeats: int, documents: int = 5) -> Row:
     """Wall time of MADAM-RAG on ``documents`` documents over 2 calls (agents, aggregator)/round."""
-    from graphs.madam_rag import graph
-    from nodes.madam_rag.context import MadamContext
+    from factdebate.graphs.madam_rag import graph
+    from factdebate.nodes.madam_rag.context import MadamContext
 
     model = _model(MADAM_RULES, latency)
     docs = [
@@ -214,7 +214,7 @@ async def critical_madam(latency: float, repeats: int, documents: int = 5) -> Ro
 
 async def batch_throughput(latency: float, claims: int, dataset: str) -> Row:
     """``claims`` Tool-MAD claims through ``arun_bench`` at concurrency ``claims`` vs ideal."""
-    from factdebate.bench import arun_bench
+    from factdebate.bench.runner import arun_bench
     from factdebate.datasets import DatasetError
 
     model = _model(TOOL_MAD_RULES, latency)
@@ -287,12 +287,12 @@ def embedded_claim() -> list[Row]:
     import llama_cpp
 
     from factdebate.api import averify
-    from prompts.labels import LABELS_3
-    from tools.corpus import DEFAULT_COLLECTION
-    from tools.embeddings import default_embeddings
-    from tools.index import ensure_index
-    from tools.local_llm import evaluated_tokens, llama_threads, token_rates
-    from tools.models import resolve_model
+    from factdebate.prompts.labels import LABELS_3
+    from factdebate.tools.models.local_llm import evaluated_tokens, llama_threads, token_rates
+    from factdebate.tools.models.providers import resolve_model
+    from factdebate.tools.retrieval.corpus import DEFAULT_COLLECTION
+    from factdebate.tools.retrieval.embeddings import default_embeddings
+    from factdebate.tools.retrieval.index import ensure_index
 
     build_s, _ = _clock(lambda: ensure_index(DEFAULT_COLLECTION))
     # Both models load once per process (as the index is built once): timed apart.
@@ -336,7 +336,7 @@ def embedded_claim() -> list[Row]:
 
 def index_build(dataset: str) -> Row:
     """SciFact corpus indexed afresh (dense + BM25) with its retrieval recall."""
-    from factdebate.retrieval_bench import ENGINES, run_retrieval_bench
+    from factdebate.bench.retrieval import ENGINES, run_retrieval_bench
 
     with tempfile.TemporaryDirectory() as out_dir:
         result = run_retrieval_bench(dataset, None, None, Path(out_dir), rebuild=True)

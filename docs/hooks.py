@@ -24,7 +24,7 @@ _MARK = re.compile(r"<!--\s*(diagram|settings):\s*([a-z0-9-]+)\s*-->")
 
 def _diagram(method: str) -> str:
     """The method's compiled graph as a Mermaid block, and as text in a folded note."""
-    from graphs.registry import load_method
+    from factdebate.graphs.registry import load_method
 
     drawn = load_method(method)[0].get_graph()
     mermaid = drawn.draw_mermaid().strip()
@@ -45,7 +45,7 @@ def _cell(text: Any) -> str:
 
 def _settings(method: str) -> str:
     """The method's settings, grouped, as Markdown tables."""
-    from factdebate.settings_help import GROUPS, context_class, describe
+    from factdebate.settings import GROUPS, context_class, describe
 
     infos = describe(context_class(method))
     parts = []

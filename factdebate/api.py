@@ -12,16 +12,16 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from factdebate.checkpoints import check_checkpoint as check_checkpoint
-from factdebate.checkpoints import checkpoint_path as checkpoint_path
-from factdebate.checkpoints import open_checkpointer
-from graphs.registry import METHODS, load_method
-from nodes.claims import InputError, clean_claim
-from nodes.review import is_review, proposal, review_wanted
-from tools.files import check_target
-from tools.models import register_model, resolve_model
-from tools.records import Evidence
-from tools.secrets import redact_deep
+from factdebate.graphs.registry import METHODS, load_method
+from factdebate.nodes.claims import InputError, clean_claim
+from factdebate.nodes.review import is_review, proposal, review_wanted
+from factdebate.runs.checkpoints import check_checkpoint as check_checkpoint
+from factdebate.runs.checkpoints import checkpoint_path as checkpoint_path
+from factdebate.runs.checkpoints import open_checkpointer
+from factdebate.tools.core.files import check_target
+from factdebate.tools.core.records import Evidence
+from factdebate.tools.core.secrets import redact_deep
+from factdebate.tools.models.providers import register_model, resolve_model
 
 MODEL_FIELDS = ("model", "debater_model", "judge_model", "scorer_model")
 MAX_CONCURRENCY = 64  # items in flight in one bench or SynDeC run
@@ -206,7 +206,7 @@ async def averify(
     With ``html`` the debate is also written there as one self-contained page
     (``save_debate_page``). With ``review=True`` (and ``checkpoint`` and ``thread``) the run
     stops before its verdict is final and returns ``{"status": "awaiting_review", "thread",
-    "proposed"}``; ``factdebate.review.aresume`` finishes it.
+    "proposed"}``; ``factdebate.review.resume.aresume`` finishes it.
     """
     if html is not None:
         check_page_path(html)
@@ -259,7 +259,7 @@ def save_debate_page(
     Raises:
         ValueError: bad settings, or a path that cannot be written.
     """
-    from factdebate.report_page import write_debate_page
+    from factdebate.pages.debate import write_debate_page
 
     context = build_context(method, **settings)
     shown = {f.name: getattr(context, f.name) for f in fields(context)}
@@ -323,8 +323,8 @@ def contract(state: dict[str, Any]) -> dict[str, Any]:
     Anything else a graph keeps (round counters, run keys, drafts) is left out; each
     transcript turn gains ``reasoning``, its answer without the label line (for display).
     """
-    from nodes.labelled import without_label
-    from nodes.state import fallback_decided_by
+    from factdebate.nodes.labelled import without_label
+    from factdebate.nodes.state import fallback_decided_by
 
     out = {key: state.get(key) for key in CONTRACT_KEYS}
     out["transcript"] = [

@@ -11,11 +11,16 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from nodes.debate_cv.context import CooperationContext
-from nodes.debate_cv.cooperation import assistant, route_after_assistant, route_after_user, user
-from nodes.debate_cv.debate_turn import make_prepare_node
-from nodes.debate_cv.state import CooperationState, EvidenceClaimInput, EvidenceOutput
-from nodes.review import add_review, averitec_labels
+from factdebate.nodes.debate_cv.context import CooperationContext
+from factdebate.nodes.debate_cv.cooperation import (
+    assistant,
+    route_after_assistant,
+    route_after_user,
+    user,
+)
+from factdebate.nodes.debate_cv.debate_turn import make_prepare_node
+from factdebate.nodes.debate_cv.state import CooperationState, EvidenceClaimInput, EvidenceOutput
+from factdebate.nodes.review import add_review, averitec_labels
 
 builder = StateGraph(
     CooperationState,

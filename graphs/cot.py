@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from langgraph.graph import START, StateGraph
 
-from nodes.baselines.cot import answer
-from nodes.baselines.state import CoTState
-from nodes.context import Context
-from nodes.review import add_review, fever_labels
-from nodes.state import ClaimInput, DebateOutput
+from factdebate.nodes.baselines.cot import answer
+from factdebate.nodes.baselines.state import CoTState
+from factdebate.nodes.context import Context
+from factdebate.nodes.review import add_review, fever_labels
+from factdebate.nodes.state import ClaimInput, DebateOutput
 
 builder = StateGraph(
     CoTState, context_schema=Context, input_schema=ClaimInput, output_schema=DebateOutput

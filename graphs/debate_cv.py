@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from nodes.debate_cv.context import DebateCVContext
-from nodes.debate_cv.debate_turn import make_debater_node, make_prepare_node
-from nodes.debate_cv.moderator import final_verdict, moderate, route_after_moderator
-from nodes.debate_cv.state import DebateCVOutput, DebateCVState, EvidenceClaimInput
-from nodes.review import add_review, averitec_labels
+from factdebate.nodes.debate_cv.context import DebateCVContext
+from factdebate.nodes.debate_cv.debate_turn import make_debater_node, make_prepare_node
+from factdebate.nodes.debate_cv.moderator import final_verdict, moderate, route_after_moderator
+from factdebate.nodes.debate_cv.state import DebateCVOutput, DebateCVState, EvidenceClaimInput
+from factdebate.nodes.review import add_review, averitec_labels
 
 builder = StateGraph(
     DebateCVState,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from nodes.mad_fact.context import MADFactContext
-from nodes.mad_fact.jury import (
+from factdebate.nodes.mad_fact.context import MADFactContext
+from factdebate.nodes.mad_fact.jury import (
     advance,
     judge,
     open_claim,
@@ -21,7 +21,7 @@ from nodes.mad_fact.jury import (
     search,
     speak,
 )
-from nodes.mad_fact.state import JuryInput, JuryOutput, JuryState
+from factdebate.nodes.mad_fact.state import JuryInput, JuryOutput, JuryState
 
 builder = StateGraph(
     JuryState, context_schema=MADFactContext, input_schema=JuryInput, output_schema=JuryOutput

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from nodes.baselines.context import MADContext
-from nodes.baselines.mad import judge, make_side_node, route_after_judge
-from nodes.baselines.state import MADState
-from nodes.review import add_review, fever_labels
-from nodes.state import ClaimInput, DebateOutput
+from factdebate.nodes.baselines.context import MADContext
+from factdebate.nodes.baselines.mad import judge, make_side_node, route_after_judge
+from factdebate.nodes.baselines.state import MADState
+from factdebate.nodes.review import add_review, fever_labels
+from factdebate.nodes.state import ClaimInput, DebateOutput
 
 builder = StateGraph(
     MADState, context_schema=MADContext, input_schema=ClaimInput, output_schema=DebateOutput

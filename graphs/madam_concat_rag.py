@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from nodes.madam_rag.baselines import answer_concat, continue_or_end
-from nodes.madam_rag.context import MadamContext
-from nodes.madam_rag.prepare import prepare
-from nodes.madam_rag.state import MadamOutput, MadamState, QuestionInput
-from nodes.review import add_review, free_answers
+from factdebate.nodes.madam_rag.baselines import answer_concat, continue_or_end
+from factdebate.nodes.madam_rag.context import MadamContext
+from factdebate.nodes.madam_rag.prepare import prepare
+from factdebate.nodes.madam_rag.state import MadamOutput, MadamState, QuestionInput
+from factdebate.nodes.review import add_review, free_answers
 
 builder = StateGraph(
     MadamState, context_schema=MadamContext, input_schema=QuestionInput, output_schema=MadamOutput

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from langgraph.graph import START, StateGraph
 
-from nodes.madam_rag.baselines import answer_no_rag
-from nodes.madam_rag.context import MadamContext
-from nodes.madam_rag.prepare import prepare_question_only
-from nodes.madam_rag.state import MadamOutput, MadamState, QuestionInput
-from nodes.review import add_review, free_answers
+from factdebate.nodes.madam_rag.baselines import answer_no_rag
+from factdebate.nodes.madam_rag.context import MadamContext
+from factdebate.nodes.madam_rag.prepare import prepare_question_only
+from factdebate.nodes.madam_rag.state import MadamOutput, MadamState, QuestionInput
+from factdebate.nodes.review import add_review, free_answers
 
 builder = StateGraph(
     MadamState, context_schema=MadamContext, input_schema=QuestionInput, output_schema=MadamOutput

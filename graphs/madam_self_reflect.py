@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from nodes.madam_rag.baselines import continue_or_end, initial_answer, refine, review
-from nodes.madam_rag.context import MadamContext
-from nodes.madam_rag.prepare import prepare
-from nodes.madam_rag.state import MadamOutput, QuestionInput, ReflectState
-from nodes.review import add_review, free_answers
+from factdebate.nodes.madam_rag.baselines import continue_or_end, initial_answer, refine, review
+from factdebate.nodes.madam_rag.context import MadamContext
+from factdebate.nodes.madam_rag.prepare import prepare
+from factdebate.nodes.madam_rag.state import MadamOutput, QuestionInput, ReflectState
+from factdebate.nodes.review import add_review, free_answers
 
 builder = StateGraph(
     ReflectState,

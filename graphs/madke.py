@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from nodes.baselines.context import MADKEContext
-from nodes.baselines.madke import (
+from factdebate.nodes.baselines.context import MADKEContext
+from factdebate.nodes.baselines.madke import (
     AGENTS,
     check,
     judge,
@@ -19,9 +19,9 @@ from nodes.baselines.madke import (
     retrieve_once,
     route_after_check,
 )
-from nodes.baselines.state import MADKEOutput, MADKEState
-from nodes.review import add_review, fever_labels
-from nodes.state import ClaimInput
+from factdebate.nodes.baselines.state import MADKEOutput, MADKEState
+from factdebate.nodes.review import add_review, fever_labels
+from factdebate.nodes.state import ClaimInput
 
 builder = StateGraph(
     MADKEState, context_schema=MADKEContext, input_schema=ClaimInput, output_schema=MADKEOutput

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from langgraph.graph import START, StateGraph
 
-from nodes.debate_cv.context import MajorityContext
-from nodes.debate_cv.debate_turn import make_prepare_node
-from nodes.debate_cv.majority import count_votes, fan_out, vote
-from nodes.debate_cv.state import EvidenceClaimInput, EvidenceOutput, RAGCoTState
-from nodes.review import add_review, averitec_labels
+from factdebate.nodes.debate_cv.context import MajorityContext
+from factdebate.nodes.debate_cv.debate_turn import make_prepare_node
+from factdebate.nodes.debate_cv.majority import count_votes, fan_out, vote
+from factdebate.nodes.debate_cv.state import EvidenceClaimInput, EvidenceOutput, RAGCoTState
+from factdebate.nodes.review import add_review, averitec_labels
 
 builder = StateGraph(
     RAGCoTState,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from langgraph.graph import START, StateGraph
 
-from nodes.debate_cv.context import RAGCoTContext
-from nodes.debate_cv.debate_turn import make_prepare_node
-from nodes.debate_cv.rag_cot import answer
-from nodes.debate_cv.state import EvidenceClaimInput, EvidenceOutput, RAGCoTState
-from nodes.review import add_review, averitec_labels
+from factdebate.nodes.debate_cv.context import RAGCoTContext
+from factdebate.nodes.debate_cv.debate_turn import make_prepare_node
+from factdebate.nodes.debate_cv.rag_cot import answer
+from factdebate.nodes.debate_cv.state import EvidenceClaimInput, EvidenceOutput, RAGCoTState
+from factdebate.nodes.review import add_review, averitec_labels
 
 builder = StateGraph(
     RAGCoTState,

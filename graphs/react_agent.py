@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from nodes.baselines.context import ReactContext
-from nodes.baselines.react import act, route_after_start, route_after_think, start, think
-from nodes.baselines.state import ReactOutput, ReactState
-from nodes.review import add_review, fever_labels
-from nodes.state import ClaimInput
+from factdebate.nodes.baselines.context import ReactContext
+from factdebate.nodes.baselines.react import act, route_after_start, route_after_think, start, think
+from factdebate.nodes.baselines.state import ReactOutput, ReactState
+from factdebate.nodes.review import add_review, fever_labels
+from factdebate.nodes.state import ClaimInput
 
 builder = StateGraph(
     ReactState, context_schema=ReactContext, input_schema=ClaimInput, output_schema=ReactOutput

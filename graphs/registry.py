@@ -19,11 +19,11 @@ class MethodSpec:
 
 METHODS: dict[str, MethodSpec] = {
     "tool-mad": MethodSpec(
-        "graphs.tool_mad", "Tool-MAD: RAG vs search debaters, RAGAS scores, judge"
+        "factdebate.graphs.tool_mad", "Tool-MAD: RAG vs search debaters, RAGAS scores, judge"
     ),
-    **{  # graphs.tool_mad_ablations names each graph after its variant: rag-rag -> rag_rag
+    **{  # graphs/tool_mad_ablations.py names each graph after its variant: rag-rag -> rag_rag
         f"tool-mad-{variant}": MethodSpec(
-            "graphs.tool_mad_ablations",
+            "factdebate.graphs.tool_mad_ablations",
             f"Tool-MAD ablation: {what}",
             attr=variant.replace("-", "_"),
         )
@@ -37,39 +37,52 @@ METHODS: dict[str, MethodSpec] = {
             ("no-stability", "no stability score, agreement stops"),
         )
     },
-    "cot": MethodSpec("graphs.cot", "Baseline: zero-shot chain of thought, no evidence"),
-    "react": MethodSpec("graphs.react_agent", "Baseline: single ReAct agent with retrieval"),
-    "mad": MethodSpec("graphs.mad", "Baseline: MAD affirmative vs negative, no retrieval, judge"),
-    "madke": MethodSpec("graphs.madke", "Baseline: MADKE, one shared static retrieval, judge"),
+    "cot": MethodSpec("factdebate.graphs.cot", "Baseline: zero-shot chain of thought, no evidence"),
+    "react": MethodSpec(
+        "factdebate.graphs.react_agent", "Baseline: single ReAct agent with retrieval"
+    ),
+    "mad": MethodSpec(
+        "factdebate.graphs.mad", "Baseline: MAD affirmative vs negative, no retrieval, judge"
+    ),
+    "madke": MethodSpec(
+        "factdebate.graphs.madke", "Baseline: MADKE, one shared static retrieval, judge"
+    ),
     "mad-fact": MethodSpec(
-        "graphs.mad_fact",
+        "factdebate.graphs.mad_fact",
         "MAD-Fact: clerk + role-played jury per claim, weighted long-form factuality scores",
         input_kind="answer",
     ),
     "single-verifier": MethodSpec(
-        "graphs.single_verifier", "Baseline: SAFE-like single verifier, searches then rates"
+        "factdebate.graphs.single_verifier",
+        "Baseline: SAFE-like single verifier, searches then rates",
     ),
-    "debate-cv": MethodSpec("graphs.debate_cv", "DebateCV: pro vs con debaters, moderator decides"),
-    "rag-cot": MethodSpec("graphs.rag_cot", "Baseline: RAG-CoT, one model reads the evidence"),
+    "debate-cv": MethodSpec(
+        "factdebate.graphs.debate_cv", "DebateCV: pro vs con debaters, moderator decides"
+    ),
+    "rag-cot": MethodSpec(
+        "factdebate.graphs.rag_cot", "Baseline: RAG-CoT, one model reads the evidence"
+    ),
     "majority": MethodSpec(
-        "graphs.majority", "Baseline: 3 independent RAG-CoT votes, a model counts them"
+        "factdebate.graphs.majority", "Baseline: 3 independent RAG-CoT votes, a model counts them"
     ),
     "cooperation": MethodSpec(
-        "graphs.cooperation", "Baseline: CAMEL-style user directs a RAG-CoT assistant"
+        "factdebate.graphs.cooperation", "Baseline: CAMEL-style user directs a RAG-CoT assistant"
     ),
     "madam-rag": MethodSpec(
-        "graphs.madam_rag", "MADAM-RAG: one agent per document, aggregator", input_kind="question"
+        "factdebate.graphs.madam_rag",
+        "MADAM-RAG: one agent per document, aggregator",
+        input_kind="question",
     ),
     "madam-no-rag": MethodSpec(
-        "graphs.madam_no_rag", "MADAM-RAG baseline: question only", input_kind="question"
+        "factdebate.graphs.madam_no_rag", "MADAM-RAG baseline: question only", input_kind="question"
     ),
     "madam-concat-rag": MethodSpec(
-        "graphs.madam_concat_rag",
+        "factdebate.graphs.madam_concat_rag",
         "MADAM-RAG baseline: all documents in one prompt",
         input_kind="question",
     ),
     "madam-self-reflect": MethodSpec(
-        "graphs.madam_self_reflect",
+        "factdebate.graphs.madam_self_reflect",
         "MADAM-RAG baseline: one agent, 2 review-and-refine rounds",
         input_kind="question",
     ),

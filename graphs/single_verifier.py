@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from langgraph.graph import START, StateGraph
 
-from nodes.mad_fact.context import SingleVerifierContext
-from nodes.mad_fact.single_verifier import rate, route_step, search, start
-from nodes.mad_fact.state import VerifierOutput, VerifierState
-from nodes.review import add_review, truth_labels
-from nodes.state import ClaimInput
+from factdebate.nodes.mad_fact.context import SingleVerifierContext
+from factdebate.nodes.mad_fact.single_verifier import rate, route_step, search, start
+from factdebate.nodes.mad_fact.state import VerifierOutput, VerifierState
+from factdebate.nodes.review import add_review, truth_labels
+from factdebate.nodes.state import ClaimInput
 
 builder = StateGraph(
     VerifierState,

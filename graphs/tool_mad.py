@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from nodes.review import add_review, fever_labels
-from nodes.state import ClaimInput
-from nodes.tool_mad.argue import make_argue_node
-from nodes.tool_mad.consensus import consensus_check, route_after_check
-from nodes.tool_mad.context import ToolMADContext
-from nodes.tool_mad.judge import judge
-from nodes.tool_mad.query import make_query_node
-from nodes.tool_mad.retrieve import make_retrieve_node
-from nodes.tool_mad.rounds import DEBATERS, start_round
-from nodes.tool_mad.score import make_score_node
-from nodes.tool_mad.state import ToolMADOutput, ToolMADState
+from factdebate.nodes.review import add_review, fever_labels
+from factdebate.nodes.state import ClaimInput
+from factdebate.nodes.tool_mad.argue import make_argue_node
+from factdebate.nodes.tool_mad.consensus import consensus_check, route_after_check
+from factdebate.nodes.tool_mad.context import ToolMADContext
+from factdebate.nodes.tool_mad.judge import judge
+from factdebate.nodes.tool_mad.query import make_query_node
+from factdebate.nodes.tool_mad.retrieve import make_retrieve_node
+from factdebate.nodes.tool_mad.rounds import DEBATERS, start_round
+from factdebate.nodes.tool_mad.score import make_score_node
+from factdebate.nodes.tool_mad.state import ToolMADOutput, ToolMADState
 
 
 def make_builder(

@@ -11,10 +11,12 @@ from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
-from graphs.registry import METHODS
-from graphs.tool_mad import make_builder
-from nodes.tool_mad.context import ABLATIONS as ABLATIONS  # re-exported: tests import it here
-from nodes.tool_mad.context import ablation_context
+from factdebate.graphs.registry import METHODS
+from factdebate.graphs.tool_mad import make_builder
+from factdebate.nodes.tool_mad.context import (
+    ABLATIONS as ABLATIONS,  # re-exported: tests import it here
+)
+from factdebate.nodes.tool_mad.context import ablation_context
 
 
 def _compile(method: str) -> CompiledStateGraph[Any, Any, Any, Any]:

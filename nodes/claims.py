@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from nodes.evidence_block import sanitize
-from tools.records import Evidence
+from factdebate.nodes.evidence_block import sanitize
+from factdebate.tools.core.records import Evidence
 
 
 class InputError(ValueError):

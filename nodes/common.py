@@ -10,11 +10,11 @@ from weakref import WeakValueDictionary
 from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
 
-from nodes.context import Context
-from nodes.evidence_block import quote_answer
-from nodes.state import Turn, decided
-from tools.models import loaded_model, resolve_model
-from tools.records import ErrorRecord, RoleCost
+from factdebate.nodes.context import Context
+from factdebate.nodes.evidence_block import quote_answer
+from factdebate.nodes.state import Turn, decided
+from factdebate.tools.core.records import ErrorRecord, RoleCost
+from factdebate.tools.models.providers import loaded_model, resolve_model
 
 C = TypeVar("C", bound=Context)
 

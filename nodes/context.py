@@ -10,8 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, make_dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
-if TYPE_CHECKING:  # tools.llm loads LangChain: settings stay light so the CLI checks them fast
-    from tools.llm import CallSite
+if (
+    TYPE_CHECKING
+):  # factdebate.tools.models.llm loads LangChain: settings stay light so the CLI checks them fast
+    from factdebate.tools.models.llm import CallSite
 
 ToolName = Literal["rag", "search", "none"]
 C = TypeVar("C", bound="Context")
@@ -283,7 +285,7 @@ class Context:
 
     def site(self, *, role: str, agent: str, stage: str, round_no: int = 0) -> CallSite:
         """The call site of one model call under these settings (timeout, retries)."""
-        from tools.llm import CallSite
+        from factdebate.tools.models.llm import CallSite
 
         return CallSite(
             role=role,

@@ -6,7 +6,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from tools.records import Evidence
+from factdebate.tools.core.records import Evidence
 
 _FENCE_RE = re.compile(r"<\s*/?\s*(?:evidence|argument)\b", re.IGNORECASE)  # our fence tags
 # Chat-template control tokens of common tokenizers: ChatML/Qwen/SmolLM <|im_start|>, Llama 3

@@ -11,10 +11,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 
-from nodes.parse import ParseFailure, parse_label
-from prompts.labels import LABEL_SPELLINGS, LABELS_3, spelling_key
-from tools.llm import CallSite, ask
-from tools.records import ErrorRecord, RoleCost
+from factdebate.nodes.parse import ParseFailure, parse_label
+from factdebate.prompts.labels import LABEL_SPELLINGS, LABELS_3, spelling_key
+from factdebate.tools.core.records import ErrorRecord, RoleCost
+from factdebate.tools.models.llm import CallSite, ask
 
 T = TypeVar("T")
 
@@ -98,7 +98,7 @@ async def ask_label(
 
     The embedded local model is held to that format by a grammar (see ``label_grammar``).
     """
-    from tools.local_llm import LocalChatModel, label_grammar
+    from factdebate.tools.models.local_llm import LocalChatModel, label_grammar
 
     target: BaseChatModel | Runnable[Any, BaseMessage] = model
     if isinstance(model, LocalChatModel):

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from prompts.labels import LABEL_SPELLINGS, LABELS_3, spelling_key
+from factdebate.prompts.labels import LABEL_SPELLINGS, LABELS_3, spelling_key
 
 Truth = Literal["TRUE", "FALSE"]
 
@@ -98,7 +98,7 @@ def _read(
 def parse_label(text: str, labels: tuple[str, ...] = LABELS_3) -> str | ParseFailure:
     """Read the verdict label a model was asked to put on its last line.
 
-    Any spelling in ``prompts.labels.LABEL_SPELLINGS`` counts (``Supported``, ``NEI``,
+    Any spelling in ``factdebate.prompts.labels.LABEL_SPELLINGS`` counts (``Supported``, ``NEI``,
     ``Insufficient evidence``, ``Conflicting Evidence/Cherry-picking``...), in any case, bold
     or not. The last line decides when it names one label; a label it negates ("the claim is
     not supported") is never read as that label, and makes the line unreadable unless

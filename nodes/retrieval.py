@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from nodes.context import Context
-from tools.llm import redact
-from tools.records import ErrorRecord, Evidence
-from tools.retrieval import retrieve
-from tools.vectorstore import IndexUnavailableError
+from factdebate.nodes.context import Context
+from factdebate.tools.core.records import ErrorRecord, Evidence
+from factdebate.tools.dispatch import retrieve
+from factdebate.tools.models.llm import redact
+from factdebate.tools.retrieval.manifest import IndexUnavailableError
 
 
 async def retrieve_or_record(

@@ -10,11 +10,11 @@ from langgraph.graph import END
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from nodes.common import Node
-from nodes.state import decided
-from prompts.labels import LABELS_3, LABELS_4
-from tools.records import Evidence
-from tools.secrets import redact_deep
+from factdebate.nodes.common import Node
+from factdebate.nodes.state import decided
+from factdebate.prompts.labels import LABELS_3, LABELS_4
+from factdebate.tools.core.records import Evidence
+from factdebate.tools.core.secrets import redact_deep
 
 REVIEW_NODE = "human_review"
 """Node name of the review step every graph ends with (``review`` is MADAM self-reflect's)."""

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from typing_extensions import TypedDict
 
-from tools.records import ErrorRecord, Evidence, RoleCost, add_costs
+from factdebate.tools.core.records import ErrorRecord, Evidence, RoleCost, add_costs
 
 MODEL_FAILURE = "model_failure"  # stop reason of a run whose every agent call failed: no answer
 

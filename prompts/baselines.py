@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prompts.common import EVIDENCE_RULES, LABEL_INSTRUCTIONS, NO_EVIDENCE_LABELS
+from factdebate.prompts.common import EVIDENCE_RULES, LABEL_INSTRUCTIONS, NO_EVIDENCE_LABELS
 
 COT = """\
 You are a careful fact-checker. Decide whether the claim below is true. No documents are

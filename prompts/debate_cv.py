@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prompts.common import EVIDENCE_RULES
+from factdebate.prompts.common import EVIDENCE_RULES
 
 VERDICT_CRITERIA = """\
 Verdict labels (AVeriTeC's categories):

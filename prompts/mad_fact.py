@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prompts.common import EVIDENCE_RULES
+from factdebate.prompts.common import EVIDENCE_RULES
 
 __all__ = ["EVIDENCE_RULES", "NEUTRAL_PROFILE", "NEUTRAL_ROLE", "ROLES", "ROLE_NAMES"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from prompts.common import EVIDENCE_RULES, LABEL_INSTRUCTIONS, NO_EVIDENCE_LABELS
+from factdebate.prompts.common import EVIDENCE_RULES, LABEL_INSTRUCTIONS, NO_EVIDENCE_LABELS
 
 TOOL_DESCRIPTIONS = {
     "rag": "You consult a local document collection through dense vector retrieval.",

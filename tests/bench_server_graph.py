@@ -11,11 +11,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from graphs.tool_mad import graph
+from factdebate.graphs.tool_mad import graph
+from factdebate.tools.core.records import Evidence
+from factdebate.tools.dispatch import override_tool
+from factdebate.tools.models.providers import register_model
 from tests.fakes import ScriptedChatModel, ragas_rules
-from tools.models import register_model
-from tools.records import Evidence
-from tools.retrieval import override_tool
 
 CLAIM = "The Eiffel Tower is located in Paris."
 SLOW_S = 0.1

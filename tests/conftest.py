@@ -18,10 +18,10 @@ os.environ.pop("SERPER_API_KEY", None)
 os.environ.pop("LANGSMITH_TRACING", None)
 
 from factdebate.datasets import DatasetError  # noqa: E402
+from factdebate.tools import dispatch  # noqa: E402
+from factdebate.tools.core.records import Evidence  # noqa: E402
+from factdebate.tools.models.providers import register_model  # noqa: E402
 from tests.fakes import ScriptedChatModel  # noqa: E402
-from tools import retrieval  # noqa: E402
-from tools.models import register_model  # noqa: E402
-from tools.records import Evidence  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 T = TypeVar("T")
@@ -67,11 +67,11 @@ def fake_tools() -> Iterator[dict[str, list[str]]]:
         seen["search"].append(query)
         return [doc("web-1", "Paris is home to the Eiffel Tower, built in 1889.", "Paris")][:k]
 
-    retrieval.override_tool("rag", rag)
-    retrieval.override_tool("search", search)
+    dispatch.override_tool("rag", rag)
+    dispatch.override_tool("search", search)
     yield seen
-    retrieval.override_tool("rag", None)
-    retrieval.override_tool("search", None)
+    dispatch.override_tool("rag", None)
+    dispatch.override_tool("search", None)
 
 
 @pytest.fixture

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from factdebate.datasets import QAItem, load_ramdocs
-from tests.conftest import data_or_skip
-from tools.answers import (
+from factdebate.tools.scoring.answers import (
     answer_scores,
     answers_match,
     clean_answers,
     mean_answer_scores,
     normalize_answer,
 )
+from tests.conftest import data_or_skip
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from graphs.registry import load_method
-from tools import retrieval
+from factdebate.graphs.registry import load_method
+from factdebate.tools import dispatch
 
 CLAIM = "The Eiffel Tower is located in Paris."
 CONTRACT = {"verdict", "justification", "stop_reason", "rounds", "transcript", "cost", "errors"}
@@ -88,7 +88,7 @@ async def test_react_tool_failure_is_recorded(scripted, fake_tools):
     def broken(query: str, k: int) -> list[Any]:
         raise RuntimeError("index offline")
 
-    retrieval.override_tool("rag", broken)
+    dispatch.override_tool("rag", broken)
     name, _ = scripted([("fact-checking agent", "Nothing found.\n**NOT ENOUGH INFO**")])
     out = await run("react", model=name, query_formulation=False)
     assert out["verdict"] == "NOT ENOUGH INFO"

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from factdebate.bench import read_results, run_bench
-from factdebate.bench_report import compare_runs, compute_metrics
+from factdebate.bench.report import compare_runs, compute_metrics
+from factdebate.bench.runner import read_results, run_bench
+from factdebate.tools.models.providers import register_model
 from tests.conftest import REPO, data_or_skip
 from tests.fakes import ScriptedChatModel
-from tools.models import register_model
 
 LABELS = {"S": "SUPPORTS", "R": "REFUTES", "N": "NOT ENOUGH INFO"}
 
@@ -196,9 +196,9 @@ CHILD = """
 import sys, time
 sys.path.insert(0, {repo!r})
 from pathlib import Path
-from factdebate.bench import run_bench
+from factdebate.bench.runner import run_bench
 from tests.fakes import ScriptedChatModel
-from tools.models import register_model
+from factdebate.tools.models.providers import register_model
 
 def slow(prompt):
     time.sleep(0.25)
@@ -265,10 +265,10 @@ SERVER_GRAPH = """
 import sys
 sys.path.insert(0, {repo!r})
 from tests.fakes import ScriptedChatModel
-from tools.models import register_model
+from factdebate.tools.models.providers import register_model
 
 register_model("server-fake", ScriptedChatModel(rules=[], default="ok\\n**REFUTES**"))
-from graphs.cot import graph  # noqa: E402
+from factdebate.graphs.cot import graph  # noqa: E402
 """
 
 
@@ -346,7 +346,7 @@ def test_server_mode_against_langgraph_dev(tmp_path: Path) -> None:
 
 
 def ramdocs_items(limit: int = 3) -> list[Any]:
-    from factdebate.bench import load_items
+    from factdebate.bench.runner import load_items
     from factdebate.datasets import datasets_root
 
     items, labels = data_or_skip(
@@ -375,7 +375,7 @@ def ramdocs_model(scripted, items: list[Any]) -> tuple[str, ScriptedChatModel, l
 
 
 def test_ramdocs_run_scores_answers_and_resumes(tmp_path: Path, scripted) -> None:
-    from tools.answers import answer_scores
+    from factdebate.tools.scoring.answers import answer_scores
 
     items = ramdocs_items()
     name, model, predicted = ramdocs_model(scripted, items)
@@ -495,11 +495,13 @@ def test_cli_bench_names_the_mismatch(tmp_path: Path) -> None:
 def test_dataset_corpus_is_indexed_only_for_methods_that_retrieve(
     tmp_path: Path, data_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from factdebate.bench import prepare_collection
-    from graphs.registry import load_method
+    from factdebate.bench.runner import prepare_collection
+    from factdebate.graphs.registry import load_method
 
     built: list[str] = []
-    monkeypatch.setattr("tools.index.build_index", lambda docs, name, uri: built.append(name))
+    monkeypatch.setattr(
+        "factdebate.tools.retrieval.index.build_index", lambda docs, name, uri: built.append(name)
+    )
     data = make_data(tmp_path / "data", "SR")
 
     def prepared(method: str, **settings: Any) -> dict[str, Any]:

@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from factdebate.bench import read_results, run_bench
-from factdebate.bench_page import (
+from factdebate.bench.page import (
     AUTO_PAGES,
     item_page,
     item_rows,
@@ -21,7 +20,8 @@ from factdebate.bench_page import (
     render_compare_page,
     run_plots,
 )
-from factdebate.bench_report import compute_metrics, majority_baseline, render_report
+from factdebate.bench.report import compute_metrics, majority_baseline, render_report
+from factdebate.bench.runner import read_results, run_bench
 from factdebate.cli import app
 from tests.chromium import keep_screenshot, opener, visible
 from tests.test_bench import make_data
@@ -163,7 +163,7 @@ def test_plots_share_one_size_and_counts_are_whole_numbers(tmp_path: Path, scrip
 def test_plot_axes_count_in_whole_numbers_and_scores_in_percent(
     tmp_path: Path, scripted, monkeypatch
 ):
-    import factdebate.bench_page as bench_page
+    import factdebate.bench.page as bench_page
 
     run = rag_cot_bench(tmp_path, scripted)
     figures: dict[str, Any] = {}

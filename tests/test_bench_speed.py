@@ -10,8 +10,8 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from benchmarks.raw_graphs import raw_madam, raw_tool_mad
 from benchmarks.speed import TOOL_MAD_RULES, LatencyChatModel, main
-from tools import embeddings
-from tools.models import loaded_model, register_model
+from factdebate.tools.models.providers import loaded_model, register_model
+from factdebate.tools.retrieval import embeddings
 
 
 def test_benchmark_prints_every_fast_row(tmp_path: Path, capsys: pytest.CaptureFixture[str]):

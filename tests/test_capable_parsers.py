@@ -7,11 +7,11 @@ from pydantic import BaseModel
 from ragas.metrics.collections.answer_relevancy.util import AnswerRelevanceOutput
 from ragas.metrics.collections.faithfulness.util import NLIStatementOutput, StatementGeneratorOutput
 
-from nodes.debate_cv.moderator import FinalVerdict, ModeratorDecision
-from nodes.mad_fact.clerk import ClaimList
-from nodes.madam_rag.aggregate import AnswerList
-from nodes.madam_rag.doc_agent import AgentAnswer
-from nodes.parse import (
+from factdebate.nodes.debate_cv.moderator import FinalVerdict, ModeratorDecision
+from factdebate.nodes.mad_fact.clerk import ClaimList
+from factdebate.nodes.madam_rag.aggregate import AnswerList
+from factdebate.nodes.madam_rag.doc_agent import AgentAnswer
+from factdebate.nodes.parse import (
     ParseFailure,
     parse_confidence,
     parse_label,
@@ -19,9 +19,9 @@ from nodes.parse import (
     parse_truth,
     wants_search,
 )
-from prompts.labels import LABELS_4
+from factdebate.prompts.labels import LABELS_4
+from factdebate.tools.models.json_reader import read_model
 from tests.capable import bold_last_line, fenced_json, recorded
-from tools.json_reader import read_model
 
 JSON_KINDS: dict[str, type[BaseModel]] = {
     "moderator-json": ModeratorDecision,
@@ -204,10 +204,10 @@ ROLE_OF_KIND = {
 
 async def test_every_recorded_answer_survives_a_provider_at_default_caps() -> None:
     """Each recorded prompt goes through an OpenAI-compatible server that cuts at the cap."""
-    from nodes.context import Context
+    from factdebate.nodes.context import Context
+    from factdebate.tools.models.llm import ask, ask_structured
+    from factdebate.tools.models.providers import resolve_model
     from tests.fake_provider import fake_provider
-    from tools.llm import ask, ask_structured
-    from tools.models import resolve_model
 
     rows = recorded()
     by_prompt = {row["prompt"]: row["answer"] for row in rows}

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from graphs.tool_mad import graph
-from nodes.tool_mad.context import ToolMADContext
+from factdebate.graphs.tool_mad import graph
+from factdebate.nodes.tool_mad.context import ToolMADContext
 from tests.capable import recorded
 from tests.fake_provider import FakeProvider, fake_provider
 

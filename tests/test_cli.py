@@ -66,8 +66,8 @@ def test_index_jsonl_and_folder(tmp_path: Path, data_home):
     assert result.exit_code == 0, result.output
     assert "indexed 2 documents" in result.output
     assert "into 'mine': 2/2 documents (100%) · elapsed " in result.output  # no terminal: lines
-    from tools.search import OfflineSearch
-    from tools.vectorstore import dense_search
+    from factdebate.tools.retrieval.lexical_search import OfflineSearch
+    from factdebate.tools.retrieval.vectorstore import dense_search
 
     assert dense_search("mine", "What orbits the Earth?", 1)[0]["id"] == "1"
     assert OfflineSearch("mine").search("star", 2)[0]["id"] == "2"
@@ -235,7 +235,7 @@ def test_score_answer_json(tmp_path: Path, data_home, scripted, fake_tools):
 
 
 def test_bench_pace_counts_only_items_finished_in_this_process():
-    from factdebate.progress import Pace
+    from factdebate.cli.progress import Pace
 
     now = [100.0]
     pace = Pace(clock=lambda: now[0])

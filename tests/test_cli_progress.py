@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from factdebate.cli import app
-from factdebate.progress import ProgressLines
+from factdebate.cli.progress import ProgressLines
 
 runner = CliRunner()
 

@@ -15,7 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from factdebate.cli import app
-from factdebate.settings_help import (
+from factdebate.graphs.registry import METHODS, load_method
+from factdebate.nodes.tool_mad.context import ABLATIONS
+from factdebate.settings import (
     CONTEXTS,
     GROUPS,
     budget_names,
@@ -23,8 +25,6 @@ from factdebate.settings_help import (
     did_you_mean,
     group_of,
 )
-from graphs.registry import METHODS, load_method
-from nodes.tool_mad.context import ABLATIONS
 from tests.conftest import REPO
 
 runner = CliRunner()
@@ -92,7 +92,7 @@ def test_every_setting_of_every_method_has_a_group() -> None:
     ungrouped = sorted(
         {f.name for m in METHODS for f in fields(load_method(m)[1]) if group_of(f.name) is None}
     )
-    assert ungrouped == [], f"add these to factdebate/settings_help.py groups: {ungrouped}"
+    assert ungrouped == [], f"add these to factdebate/settings.py groups: {ungrouped}"
 
 
 def test_settings_json_shows_type_default_range_and_group() -> None:
@@ -165,7 +165,7 @@ def test_verify_refuses_with_the_option_typed(args: list[str], message: str) -> 
 
 
 def test_list_settings_take_comma_separated_values() -> None:
-    from factdebate.settings_help import parse_settings
+    from factdebate.settings import parse_settings
 
     cls = context_class("mad-fact")
     parsed = parse_settings(["roles=a, b,", "n_evaluators=2"], cls, "mad-fact")
@@ -276,7 +276,7 @@ def test_python_dash_m_runs_the_same_command_with_every_subcommand() -> None:
 
 def test_bench_count_options_are_checked_before_the_imports(tmp_path) -> None:
     from factdebate.api import MAX_CONCURRENCY
-    from factdebate.settings_help import MAX_CONCURRENCY as LIGHT_MAX
+    from factdebate.settings import MAX_CONCURRENCY as LIGHT_MAX
 
     assert LIGHT_MAX == MAX_CONCURRENCY
     for args, message in [

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from factdebate import datasets as ds
-from factdebate.bench import load_items, read_results, run_bench
+from factdebate.bench.runner import load_items, read_results, run_bench
 from factdebate.datasets import NOT_ENOUGH_INFO, REFUTES, SUPPORTS, DatasetError
 
 SHARED = Path(
@@ -532,12 +532,12 @@ def test_pubmed_corpus_leaves_out_the_conclusion(tmp_path: Path) -> None:
 def test_medqa_retrieves_from_the_pubmed_index(
     tmp_path: Path, data_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from factdebate.bench import prepare_collection
-    from graphs.registry import load_method
+    from factdebate.bench.runner import prepare_collection
+    from factdebate.graphs.registry import load_method
 
     built: list[tuple[str, list[str]]] = []
     monkeypatch.setattr(
-        "tools.index.build_index",
+        "factdebate.tools.retrieval.index.build_index",
         lambda docs, name, uri: built.append((name, [d["id"] for d in docs])),
     )
     root = pubmedqa(medqa(tmp_path / "data"))
@@ -560,7 +560,7 @@ def test_cli_index_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         built.append((name, len(docs)))
         return len(docs)
 
-    monkeypatch.setattr("tools.index.build_index", fake_build)
+    monkeypatch.setattr("factdebate.tools.retrieval.index.build_index", fake_build)
     root = pubmedqa(tmp_path)
     result = CliRunner().invoke(app, ["index-corpus", "pubmedqa", "--data-dir", str(root)])
     assert result.exit_code == 0, result.output

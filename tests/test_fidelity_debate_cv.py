@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from graphs.cooperation import graph as cooperation_graph
-from graphs.debate_cv import graph
-from graphs.majority import graph as majority_graph
-from graphs.registry import load_method
-from nodes.common import model_for
-from nodes.debate_cv.context import (
+from factdebate.graphs.cooperation import graph as cooperation_graph
+from factdebate.graphs.debate_cv import graph
+from factdebate.graphs.majority import graph as majority_graph
+from factdebate.graphs.registry import load_method
+from factdebate.nodes.common import model_for
+from factdebate.nodes.debate_cv.context import (
     CooperationContext,
     DebateCVContext,
     MajorityContext,

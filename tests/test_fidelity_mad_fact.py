@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from factdebate.long_form import ascore_answer
-from graphs.jury import graph as jury_graph
-from nodes.mad_fact.clerk import split_parts
-from nodes.mad_fact.context import MADFactContext
+from factdebate.bench.long_form import ascore_answer
+from factdebate.graphs.jury import graph as jury_graph
+from factdebate.nodes.mad_fact.clerk import split_parts
+from factdebate.nodes.mad_fact.context import MADFactContext
 from tests.fakes import ScriptedChatModel
 
 CLERK = "You are the clerk of a fact-checking jury"
@@ -59,7 +59,7 @@ def test_clerk_and_experts_get_a_long_output_budget():
 
 async def test_clerk_and_expert_calls_carry_the_long_cap(monkeypatch, scripted):
     seen: list[tuple[str, int | None]] = []
-    from tools import llm
+    from factdebate.tools.models import llm
 
     real = llm._call
 

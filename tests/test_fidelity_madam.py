@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from factdebate.datasets import DatasetError, QAItem, load_ramdocs
-from graphs.madam_rag import graph
-from nodes.madam_rag.context import MadamContext
+from factdebate.graphs.madam_rag import graph
+from factdebate.nodes.madam_rag.context import MadamContext
+from factdebate.tools.core.records import Evidence
+from factdebate.tools.scoring.answers import answer_includes, answer_scores
 from tests.conftest import doc
 from tests.fakes import ScriptedChatModel
-from tools.answers import answer_includes, answer_scores
-from tools.records import Evidence
 
 # --------------------------------------------------------------------------- strict EM
 

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from graphs.tool_mad import graph
-from nodes.tool_mad.context import ToolMADContext
-from prompts.tool_mad import EVIDENCE_RULES, LABEL_INSTRUCTIONS, TOOL_DESCRIPTIONS
+from factdebate.graphs.tool_mad import graph
+from factdebate.nodes.tool_mad.context import ToolMADContext
+from factdebate.prompts.tool_mad import EVIDENCE_RULES, LABEL_INSTRUCTIONS, TOOL_DESCRIPTIONS
+from factdebate.tools import dispatch
+from factdebate.tools.core.records import Evidence
 from tests.conftest import doc
 from tests.fakes import ragas_rules
-from tools import retrieval
-from tools.records import Evidence
 
 CLAIM = "The Eiffel Tower is located in Paris."
 JUDGE_MARK = "You are the judge"
@@ -38,15 +38,15 @@ def use_long_tools(fresh: bool) -> None:
 
         return run
 
-    retrieval.override_tool("rag", tool("rag"))
-    retrieval.override_tool("search", tool("search"))
+    dispatch.override_tool("rag", tool("rag"))
+    dispatch.override_tool("search", tool("search"))
 
 
 @pytest.fixture
 def tools_reset() -> Iterator[None]:
     yield
-    retrieval.override_tool("rag", None)
-    retrieval.override_tool("search", None)
+    dispatch.override_tool("rag", None)
+    dispatch.override_tool("search", None)
 
 
 async def two_round_prompts(scripted: Any) -> list[str]:

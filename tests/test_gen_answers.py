@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from factdebate.bench.long_form import ANSWERS_FILE, SCORES_FILE, SUMMARY_FILE
 from factdebate.cli import app
-from factdebate.long_form import ANSWERS_FILE, SCORES_FILE, SUMMARY_FILE
 from tests.test_mad_fact import CLAIM, CLAIM2, clerk_rule, confidence, opinion
 
 

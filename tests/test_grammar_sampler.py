@@ -10,9 +10,9 @@ import llama_cpp
 import pytest
 from llama_cpp.llama_grammar import LlamaGrammar
 
-from prompts.labels import LABELS_3
-from tools.grammar_sampler import CheckFirstSampler, check_grammar_first
-from tools.local_llm import label_grammar, local_model_path
+from factdebate.prompts.labels import LABELS_3
+from factdebate.tools.models.grammar_sampler import CheckFirstSampler, check_grammar_first
+from factdebate.tools.models.local_llm import label_grammar, local_model_path
 
 LABEL_PROMPT = (
     "<|im_start|>user\nIs the Eiffel Tower in Paris? One line of reasoning, then the label."

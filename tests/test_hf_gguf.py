@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.hf_gguf import fetch_gguf, parse_hf_spec
-from tools.models import resolve_model
-from tools.records import ModelConfigError
+from factdebate.tools.core.records import ModelConfigError
+from factdebate.tools.models.hf_gguf import fetch_gguf, parse_hf_spec
+from factdebate.tools.models.providers import resolve_model
 
 REPO_ID = "factdebate-test/SmolLM2-135M-Instruct-GGUF"
 FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -17,7 +17,7 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 def bundled_gguf() -> Path:
     try:
-        from tools.local_llm import local_model_path
+        from factdebate.tools.models.local_llm import local_model_path
 
         return local_model_path()
     except (ImportError, FileNotFoundError) as exc:
@@ -76,7 +76,7 @@ def test_missing_file_offline_says_how_to_download(hub_cache: Path):
 
 @pytest.mark.slow
 def test_hf_model_runs_through_llama_cpp_like_the_embedded_one(hub_cache: Path):
-    from tools.local_llm import LocalChatModel
+    from factdebate.tools.models.local_llm import LocalChatModel
 
     model = resolve_model(f"hf:{REPO_ID}/{FILE}", max_tokens=8)
     assert isinstance(model, LocalChatModel)

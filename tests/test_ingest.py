@@ -15,10 +15,16 @@ from typing import Any
 
 import pytest
 
-from tools.corpus import CorpusError, count_records, detect_format, iter_documents
-from tools.index import split_passages
-from tools.lexical import PassageStore
-from tools.manifest import bm25_dir, corpus_hash, live_manifest
+from factdebate.tools.retrieval.corpus import (
+    CorpusError,
+    count_records,
+    detect_format,
+    iter_documents,
+)
+from factdebate.tools.retrieval.index import split_passages
+from factdebate.tools.retrieval.lexical import PassageStore
+from factdebate.tools.retrieval.manifest import bm25_dir, corpus_hash
+from factdebate.tools.retrieval.manifest_store import live_manifest
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -150,9 +156,9 @@ def test_bad_records_are_reported_and_format_names_checked(tmp_path: Path) -> No
 
 RESUMABLE = """
 import json, sys, time
-import tools.index as index
-from tools.corpus import iter_documents
-from tools.index import ingest, path_source
+import factdebate.tools.retrieval.index as index
+from factdebate.tools.retrieval.corpus import iter_documents
+from factdebate.tools.retrieval.index import ingest, path_source
 
 index.BATCH = 16  # many small steps, so a kill lands mid-build
 path, pause = sys.argv[1], float(sys.argv[2])
@@ -228,8 +234,9 @@ def test_sigkilled_ingest_resumes_without_losing_or_duplicating_a_passage(
         [
             sys.executable,
             "-c",
-            "from tools.vectorstore import _client, milvus_uri; from tools.manifest import "
-            "live_manifest; m = live_manifest('resumed'); c = _client(milvus_uri()); "
+            "from factdebate.tools.retrieval.milvus import milvus_client, milvus_uri; "
+            "from factdebate.tools.retrieval.manifest_store import "
+            "live_manifest; m = live_manifest('resumed'); c = milvus_client(milvus_uri()); "
             "c.load_collection(m.milvus_name); ids = [r['id'] for r in c.query(m.milvus_name, "
             "filter='id >= 0', output_fields=['id'], limit=16384)]; print(len(ids), "
             "len(set(ids)), min(ids), max(ids))",
@@ -247,7 +254,7 @@ def test_cli_indexes_a_fever_dump_and_a_kilt_file(tmp_path: Path, data_home: Pat
     from typer.testing import CliRunner
 
     from factdebate.cli import app
-    from tools.retrieval import run_tool
+    from factdebate.tools.dispatch import run_tool
 
     runner = CliRunner()
     result = runner.invoke(app, ["index", str(fever_dump(tmp_path)), "--collection", "fever"])
@@ -270,10 +277,10 @@ def test_cli_indexes_a_fever_dump_and_a_kilt_file(tmp_path: Path, data_home: Pat
 async def test_fixture_corpus_answers_a_claim_with_both_debaters(
     fixture: str, tmp_path: Path, data_home: Path, scripted: Any
 ) -> None:
-    from graphs.tool_mad import graph
-    from nodes.tool_mad.context import ToolMADContext
+    from factdebate.graphs.tool_mad import graph
+    from factdebate.nodes.tool_mad.context import ToolMADContext
+    from factdebate.tools.retrieval.index import index_path
     from tests.fakes import ragas_rules
-    from tools.index import index_path
 
     path = (
         fever_dump(tmp_path)
@@ -306,13 +313,13 @@ def test_a_server_token_reaches_the_client_and_lite_ignores_it(
 ) -> None:
     import pymilvus
 
-    from tools import vectorstore
+    from factdebate.tools.retrieval import milvus
 
     opened: list[tuple[str, dict[str, Any]]] = []
     monkeypatch.setattr(pymilvus, "MilvusClient", lambda uri, **kw: opened.append((uri, kw)))
-    monkeypatch.setenv(vectorstore.TOKEN_ENV, "reader:s3cret-pass")
-    vectorstore._open("http://127.0.0.1:1")
-    vectorstore._open("/tmp/lite.db")
+    monkeypatch.setenv(milvus.TOKEN_ENV, "reader:s3cret-pass")
+    milvus._open("http://127.0.0.1:1")
+    milvus._open("/tmp/lite.db")
     assert opened == [
         ("http://127.0.0.1:1", {"token": "reader:s3cret-pass"}),
         ("/tmp/lite.db", {}),

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from factdebate import langsmith_export
-from factdebate.bench import RESULTS, RUN_FILE
+from factdebate.bench import langsmith as langsmith_export
+from factdebate.bench.langsmith import push_run
+from factdebate.bench.runner import RESULTS, RUN_FILE
 from factdebate.cli import app
-from factdebate.langsmith_export import push_run
 
 runner = CliRunner()
 SECRET = "lsv2-test-secret-value-123"
@@ -68,7 +68,7 @@ class FakeClient:
 def _row(
     id_: str, gold: Any, prediction: Any, stop: str = "consensus", **extra: Any
 ) -> dict[str, Any]:
-    # the shape factdebate.bench._row writes
+    # the shape factdebate.bench.runner._row writes
     return {
         "id": id_,
         "gold": gold,

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-import tools.lexical as lexical
-from tools.lexical import (
+import factdebate.tools.retrieval.lexical as lexical
+from factdebate.tools.retrieval.lexical import (
     PassageStore,
     PassageWriter,
     build_bm25,
@@ -19,7 +19,13 @@ from tools.lexical import (
     fit_lexical,
     open_lexical,
 )
-from tools.manifest import BM25_B, BM25_K1, BM25_METHOD, IndexMismatchError, corpus_hash
+from factdebate.tools.retrieval.manifest import (
+    BM25_B,
+    BM25_K1,
+    BM25_METHOD,
+    IndexMismatchError,
+    corpus_hash,
+)
 
 WORDS = [
     "solar",
@@ -200,8 +206,9 @@ def test_iter_from_reads_the_tail_of_the_store(tmp_path: Path) -> None:
 def test_the_served_index_scores_exactly_like_the_in_memory_one(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from tools.lexical import lexical_index
-    from tools.manifest import Manifest, bm25_dir, live_manifest, new_generation, write_manifest
+    from factdebate.tools.retrieval.lexical import lexical_index
+    from factdebate.tools.retrieval.manifest import Manifest, bm25_dir, new_generation
+    from factdebate.tools.retrieval.manifest_store import live_manifest, write_manifest
 
     monkeypatch.setenv("FACTDEBATE_HOME", str(tmp_path))
     docs = _docs(300)

@@ -11,8 +11,8 @@ import llama_cpp
 import numpy as np
 import pytest
 
-from tools import cpu, local_llm
-from tools.records import ModelConfigError
+from factdebate.tools.core import cpu, local_llm
+from factdebate.tools.core.records import ModelConfigError
 
 AMX_INFO = b"CPU : AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | OPENMP = 1 | "
 SEGFAULT = "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
@@ -98,8 +98,8 @@ def test_thread_count_falls_back_to_the_load_average(monkeypatch: pytest.MonkeyP
 
 @pytest.mark.slow
 def test_token_rates_are_measured_on_the_loaded_model():
-    from prompts.labels import LABELS_3
-    from tools.models import resolve_model
+    from factdebate.prompts.labels import LABELS_3
+    from factdebate.tools.models.providers import resolve_model
 
     model = resolve_model("local")
     assert isinstance(model, local_llm.LocalChatModel)
@@ -261,8 +261,8 @@ def test_flash_attention_predicts_like_plain_attention():
 
 async def test_a_cut_answer_names_the_embedded_models_own_cap():
     """The embedded model keeps its own cap (512 by default), whatever the site asks for."""
-    from tools.llm import CallSite, ask
-    from tools.models import resolve_model
+    from factdebate.tools.models.llm import CallSite, ask
+    from factdebate.tools.models.providers import resolve_model
 
     model = resolve_model("local", max_tokens=12)
     site = CallSite(role="debater", agent="a", stage="argue", max_tokens=1024)

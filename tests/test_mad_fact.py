@@ -10,16 +10,16 @@ from typing import Any
 import pytest
 
 from factdebate.api import CONTRACT_KEYS
+from factdebate.bench.long_form import aevaluate_checker, ascore_answer
 from factdebate.datasets import AtomicClaimItem
-from factdebate.long_form import aevaluate_checker, ascore_answer
-from graphs.jury import graph as jury_graph
-from graphs.mad_fact import graph
-from graphs.registry import METHODS, load_method
-from graphs.single_verifier import graph as verifier_graph
-from nodes.mad_fact.clerk import is_checkable
-from nodes.mad_fact.context import MADFactContext, SingleVerifierContext
-from nodes.mad_fact.jury import majority, strategy_for
-from nodes.parse import ParseFailure, parse_confidence, parse_truth
+from factdebate.graphs.jury import graph as jury_graph
+from factdebate.graphs.mad_fact import graph
+from factdebate.graphs.registry import METHODS, load_method
+from factdebate.graphs.single_verifier import graph as verifier_graph
+from factdebate.nodes.mad_fact.clerk import is_checkable
+from factdebate.nodes.mad_fact.context import MADFactContext, SingleVerifierContext
+from factdebate.nodes.mad_fact.jury import majority, strategy_for
+from factdebate.nodes.parse import ParseFailure, parse_confidence, parse_truth
 
 CLERK = "You are the clerk of a fact-checking jury"
 CONF = "how confident are you"
@@ -225,7 +225,7 @@ async def test_clerk_listing_no_claim_falls_back_to_sentences(scripted, fake_too
 
 
 def test_split_sentences_keeps_abbreviations_and_decimals():
-    from nodes.mad_fact.clerk import split_sentences
+    from factdebate.nodes.mad_fact.clerk import split_sentences
 
     text = "Dr. Smith moved to Washington D.C. in 1990. He was 1.9 m tall!  Was he?"
     assert split_sentences(text) == [
@@ -336,12 +336,12 @@ async def test_repeated_query_is_replaced_on_a_second_try(scripted, fake_tools):
 
 
 async def test_search_failure_is_recorded(scripted, fake_tools):
-    from tools import retrieval
+    from factdebate.tools import dispatch
 
     def broken(query: str, k: int) -> list[Any]:
         raise ConnectionError("offline")
 
-    retrieval.override_tool("search", broken)
+    dispatch.override_tool("search", broken)
     name, _ = scripted([query_by_role(), opinion("TRUE")])
     out = await run_jury(name, debate_rule=2, max_rounds=1, n_evaluators=1)
     assert out["claim_results"][0]["verdict"] == "TRUE"

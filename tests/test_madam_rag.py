@@ -13,17 +13,17 @@ from typing import Any
 
 import pytest
 
-from graphs.madam_concat_rag import graph as concat_graph
-from graphs.madam_no_rag import graph as no_rag_graph
-from graphs.madam_rag import graph
-from graphs.madam_self_reflect import graph as reflect_graph
-from graphs.registry import METHODS, load_method
-from nodes.claims import InputError
-from nodes.madam_rag.context import MadamContext
+from factdebate.graphs.madam_concat_rag import graph as concat_graph
+from factdebate.graphs.madam_no_rag import graph as no_rag_graph
+from factdebate.graphs.madam_rag import graph
+from factdebate.graphs.madam_self_reflect import graph as reflect_graph
+from factdebate.graphs.registry import METHODS, load_method
+from factdebate.nodes.claims import InputError
+from factdebate.nodes.madam_rag.context import MadamContext
+from factdebate.tools import dispatch
+from factdebate.tools.core.records import Evidence
+from factdebate.tools.scoring.answers import answer_scores
 from tests.conftest import doc
-from tools import retrieval
-from tools.answers import answer_scores
-from tools.records import Evidence
 
 QUESTION = "In which year was Michael Jordan born?"
 AGENT_MARK = "You are one of several agents"
@@ -306,11 +306,11 @@ async def test_retrieval_failure_ends_with_no_documents(scripted):
         raise ConnectionError("index offline")
 
     name, model = scripted(jordan_rules())
-    retrieval.override_tool("rag", broken)
+    dispatch.override_tool("rag", broken)
     try:
         out = await run(name, None)
     finally:
-        retrieval.override_tool("rag", None)
+        dispatch.override_tool("rag", None)
     assert (out["stop_reason"], out["answers"], out["verdict"]) == ("no_documents", [], None)
     assert [e["kind"] for e in out["errors"]] == ["tool_error"]
     assert "index offline" in out["errors"][0]["message"]
@@ -451,13 +451,13 @@ async def test_baselines_with_no_documents_stop_without_calling_the_model(script
         return []
 
     name, model = scripted([])
-    retrieval.override_tool("rag", empty)
+    dispatch.override_tool("rag", empty)
     try:
         for g in (concat_graph, reflect_graph):
             out = await g.ainvoke({"question": QUESTION}, context=MadamContext(model=name))
             assert out["stop_reason"] == "no_documents"
     finally:
-        retrieval.override_tool("rag", None)
+        dispatch.override_tool("rag", None)
     assert model.prompts == []
 
 

@@ -61,8 +61,8 @@ def shared(server: MilvusServer, home: Path, tmp_path_factory: pytest.TempPathFa
 
 RETRIEVE = """
 import json, sys
-from tools.manifest import live_manifest
-from tools.retrieval import run_tool
+from factdebate.tools.retrieval.manifest import live_manifest
+from factdebate.tools.dispatch import run_tool
 uri, engine = sys.argv[1], sys.argv[2]
 out = {}
 try:
@@ -95,8 +95,8 @@ def retrieve_elsewhere(home: Path, uri: str, engine: str) -> dict[str, Any]:
 def test_the_server_holds_an_hnsw_index_and_its_manifest(server: MilvusServer, shared: str) -> None:
     from pymilvus import MilvusClient
 
-    from tools.manifest import live_manifest, manifest_path
-    from tools.vectorstore import read_shared_manifest
+    from factdebate.tools.retrieval.manifest import manifest_path
+    from factdebate.tools.retrieval.manifest_store import live_manifest, read_shared_manifest
 
     stored = json.loads(read_shared_manifest(shared, server.uri) or "{}")
     local = json.loads(manifest_path(shared).read_text())
@@ -109,8 +109,8 @@ def test_the_server_holds_an_hnsw_index_and_its_manifest(server: MilvusServer, s
 async def test_both_debaters_retrieve_from_the_server(
     server: MilvusServer, shared: str, scripted: Any
 ) -> None:
-    from graphs.tool_mad import graph
-    from nodes.tool_mad.context import ToolMADContext
+    from factdebate.graphs.tool_mad import graph
+    from factdebate.nodes.tool_mad.context import ToolMADContext
     from tests.fakes import ragas_rules
 
     claim = "Saturn has rings made of ice."
@@ -138,7 +138,7 @@ async def test_both_debaters_retrieve_from_the_server(
 def test_a_second_process_and_a_second_machine_use_the_same_index(
     server: MilvusServer, shared: str, home: Path, tmp_path: Path
 ) -> None:
-    from tools.manifest import live_manifest
+    from factdebate.tools.retrieval.manifest_store import live_manifest
 
     generation = live_manifest(shared, server.uri).generation
     same_machine = retrieve_elsewhere(home, server.uri, "hybrid")
@@ -158,8 +158,11 @@ def test_a_second_process_and_a_second_machine_use_the_same_index(
 def test_a_manifest_that_disagrees_with_the_server_is_refused(
     server: MilvusServer, shared: str, home: Path
 ) -> None:
-    from tools.manifest import live_manifest
-    from tools.vectorstore import read_shared_manifest, write_shared_manifest
+    from factdebate.tools.retrieval.manifest_store import (
+        live_manifest,
+        read_shared_manifest,
+        write_shared_manifest,
+    )
 
     good = read_shared_manifest(shared, server.uri) or ""
     wrong = {**json.loads(good), "passages": 5}

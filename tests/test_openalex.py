@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tools.openalex import (
+from factdebate.tools.websearch.openalex import (
     OpenAlexSearch,
     abstract_text,
     extractive_summary,
@@ -207,9 +207,9 @@ def test_selected_by_search_backend_setting(
     fake: FakeOpenAlex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """search_backend=openalex reaches the fake server; an outage is an error record."""
-    from nodes.context import Context
-    from nodes.retrieval import retrieve_or_record
-    from tools import openalex
+    from factdebate.nodes.context import Context
+    from factdebate.nodes.retrieval import retrieve_or_record
+    from factdebate.tools.websearch import openalex
 
     monkeypatch.setenv("OPENALEX_URL", fake.url)
     monkeypatch.setenv("OPENALEX_RETRIES", "0")

@@ -21,21 +21,21 @@ from typing import Any
 
 import pytest
 
+from factdebate.tools.models.providers import register_model
 from tests.conftest import REPO
 from tests.fake_provider import fake_provider
 from tests.fakes import ScriptedChatModel
 from tests.pg_server import PgServer, postgres_or_skip
 from tests.test_baselines import mad_rules
 from tests.test_tool_mad import ARGUE_MARK, CLAIM, debate_rules
-from tools.models import register_model
 
 pytestmark = pytest.mark.service
 
 # A child process: fixed retrieval (no index, no network), then the real CLI entry point.
 CHILD = r"""
 import sys
-from tools.records import Evidence
-from tools.retrieval import override_tool
+from factdebate.tools.core.records import Evidence
+from factdebate.tools.dispatch import override_tool
 
 method, model, claim, thread, checkpoint, rounds = sys.argv[1:7]
 for tool in ("rag", "search"):
@@ -194,8 +194,8 @@ def test_two_processes_on_two_threads_share_one_database(pg: PgServer) -> None:
 
 
 async def stored_values(url: str, threads: list[str]) -> dict[str, dict[str, Any]]:
-    from factdebate.checkpoints import open_checkpointer
-    from graphs.registry import load_method
+    from factdebate.graphs.registry import load_method
+    from factdebate.runs.checkpoints import open_checkpointer
 
     graph, _ = load_method("mad")
     out = {}
@@ -286,7 +286,7 @@ def test_database_gone_mid_run_is_one_line_and_loses_no_finished_step(pg: PgServ
 
 
 def test_bench_checkpoint_keeps_each_items_steps_in_postgres(pg: PgServer, tmp_path, scripted):
-    from factdebate.bench import read_results, run_bench
+    from factdebate.bench.runner import read_results, run_bench
     from tests.test_bench import make_data
 
     url = pg.create_database("bench")

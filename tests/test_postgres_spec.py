@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from factdebate.checkpoints import (
+from factdebate.runs.checkpoints import (
     CONNECT_TIMEOUT_S,
     MAX_SPEC_CHARS,
     check_checkpoint,

@@ -8,18 +8,18 @@ from typing import Any
 
 import pytest
 
-from graphs.debate_cv import graph as debate_cv_graph
-from graphs.madam_rag import graph as madam_graph
-from graphs.tool_mad import graph as tool_mad_graph
-from nodes.debate_cv.context import DebateCVContext
-from nodes.mad_fact.jury import cap_opinion, render_pool
-from nodes.mad_fact.state import JuryTurn
-from nodes.madam_rag.context import MadamContext
-from nodes.tool_mad.context import ToolMADContext
-from prompts import tool_mad as prompts
+from factdebate.graphs.debate_cv import graph as debate_cv_graph
+from factdebate.graphs.madam_rag import graph as madam_graph
+from factdebate.graphs.tool_mad import graph as tool_mad_graph
+from factdebate.nodes.debate_cv.context import DebateCVContext
+from factdebate.nodes.mad_fact.jury import cap_opinion, render_pool
+from factdebate.nodes.mad_fact.state import JuryTurn
+from factdebate.nodes.madam_rag.context import MadamContext
+from factdebate.nodes.tool_mad.context import ToolMADContext
+from factdebate.prompts import tool_mad as prompts
+from factdebate.tools.scoring.ragas_metrics import checked_text
 from tests.capable import recorded
 from tests.conftest import doc
-from tools.scoring import checked_text
 
 NEI_CLAIM = "The Eiffel Tower is 500 metres tall."
 ARGUE_MARK = "Decide whether the claim holds"

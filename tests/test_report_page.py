@@ -15,12 +15,12 @@ import tests.test_mad_fact as mf
 import tests.test_madam_rag as madam
 import tests.test_tool_mad as tm
 from factdebate.api import averify
+from factdebate.bench.long_form import ascore_answer
 from factdebate.cli import app
-from factdebate.long_form import ascore_answer
-from factdebate.report_page import prose, reasoning, render_debate_page, stop_reason_words
+from factdebate.pages.debate import prose, reasoning, render_debate_page, stop_reason_words
+from factdebate.tools import dispatch
 from tests.chromium import keep_screenshot, opener, visible
 from tests.conftest import doc
-from tools import retrieval
 
 HOSTILE = "<script>alert('pwned')</script>"
 HOSTILE_TITLE = '<img src=x onerror="alert(1)">'
@@ -40,11 +40,11 @@ def browser(tmp_path: Path) -> Any:
 def hostile_tools() -> Any:
     """Retrieval returning a document whose title and text try to inject markup."""
     evidence = [doc("rag-1", f"The tower is in Paris. {HOSTILE}", HOSTILE_TITLE)]
-    retrieval.override_tool("rag", lambda q, k: evidence[:k])
-    retrieval.override_tool("search", lambda q, k: [doc("web-1", "Paris has it.", "Paris")][:k])
+    dispatch.override_tool("rag", lambda q, k: evidence[:k])
+    dispatch.override_tool("search", lambda q, k: [doc("web-1", "Paris has it.", "Paris")][:k])
     yield
-    retrieval.override_tool("rag", None)
-    retrieval.override_tool("search", None)
+    dispatch.override_tool("rag", None)
+    dispatch.override_tool("search", None)
 
 
 def test_demo_page_in_chromium(tmp_path: Path, scripted, hostile_tools, browser, data_home):
@@ -334,7 +334,7 @@ def test_score_answer_html(tmp_path: Path, scripted, fake_tools, data_home):
 
 
 def test_unwritable_page_is_a_clear_error_and_leaves_nothing(tmp_path: Path):
-    from factdebate.report_page import write_page
+    from factdebate.pages.debate import write_page
 
     blocker = tmp_path / "a-file"
     blocker.write_text("x")

@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from factdebate.tools.core.records import Evidence
+from factdebate.tools.dispatch import run_tool
+from factdebate.tools.retrieval.index import build_index, split_passages
+from factdebate.tools.retrieval.lexical_search import OfflineSearch, build_bm25, tokenize
+from factdebate.tools.retrieval.manifest import Manifest, bm25_dir, corpus_hash, new_generation
+from factdebate.tools.retrieval.manifest_store import write_manifest
+from factdebate.tools.retrieval.ranking import Passage, best_per_document, rrf
 from tests.conftest import data_or_skip
-from tools.index import build_index, split_passages
-from tools.manifest import Manifest, bm25_dir, corpus_hash, new_generation, write_manifest
-from tools.ranking import Passage, best_per_document, rrf
-from tools.records import Evidence
-from tools.retrieval import run_tool
-from tools.search import OfflineSearch, build_bm25, tokenize
 
 
 def doc(ident: str, title: str, text: str) -> Evidence:
@@ -119,7 +120,7 @@ def test_rag_engines_return_distinct_documents(data_home: Path) -> None:
 def test_hybrid_shows_real_passages_and_reads_texts_only_for_those_it_shows(
     data_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tools.retrieval as retrieval
+    import factdebate.tools.dispatch as retrieval
 
     docs = [
         doc("moon", "Moon", "The Moon orbits the Earth every 27 days."),
@@ -150,7 +151,7 @@ def test_unknown_rag_engine_is_refused(data_home: Path) -> None:
 
 
 def test_context_checks_rag_engine() -> None:
-    from nodes.context import Context
+    from factdebate.nodes.context import Context
 
     assert Context().rag_engine == "hybrid" and Context(rag_engine="dense").rag_engine == "dense"
     with pytest.raises(ValueError, match="rag_engine must be dense or hybrid"):
@@ -183,7 +184,7 @@ def test_fusion_tuning_chooses_on_train_and_reports_dev_at_that_point() -> None:
 def test_bm25_tuning_chooses_length_normalisation_on_train_and_reports_dev() -> None:
     """b decides whether one long, repetitive abstract beats short ones; train decides b."""
     from benchmarks.bm25_tuning import tune
-    from tools.manifest import BM25_B, BM25_K1
+    from factdebate.tools.retrieval.manifest import BM25_B, BM25_K1
 
     filler = " ".join(f"filler{i}" for i in range(60))
     docs = [
@@ -254,9 +255,13 @@ def test_passages_embedded_shortest_first_keep_their_own_vectors(data_home: Path
 
 
 def test_milvus_native_search_copies_the_collection_and_does_not_stem(data_home: Path) -> None:
-    from tools.manifest import live_manifest
-    from tools.milvus_native import build_native, native_collection, native_rank
-    from tools.vectorstore import locked_client
+    from factdebate.tools.retrieval.manifest_store import live_manifest
+    from factdebate.tools.retrieval.milvus import locked_client
+    from factdebate.tools.retrieval.milvus_native import (
+        build_native,
+        native_collection,
+        native_rank,
+    )
 
     docs = [
         doc("1", "Kinases", "Aspirin inhibits the growth of tumour cells."),
@@ -284,8 +289,8 @@ def test_milvus_native_search_copies_the_collection_and_does_not_stem(data_home:
 def test_retrieval_bench_scores_every_engine_and_drops_the_milvus_copy(
     data_home: Path, tmp_path: Path
 ) -> None:
-    from factdebate.retrieval_bench import ENGINES, NATIVE, run_retrieval_bench
-    from tools.vectorstore import locked_client
+    from factdebate.bench.retrieval import ENGINES, NATIVE, run_retrieval_bench
+    from factdebate.tools.retrieval.milvus import locked_client
 
     out = data_or_skip(
         lambda: run_retrieval_bench("fever-mini", None, 6, tmp_path / "out"), "fever-mini"

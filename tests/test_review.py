@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from factdebate.api import averify
-from factdebate.replay import ahistory, areplay, parse_start
-from factdebate.review import aresume
-from nodes.review import ReviewError, check_decision
+from factdebate.nodes.review import ReviewError, check_decision
+from factdebate.review.replay import ahistory, areplay, parse_start
+from factdebate.review.resume import aresume
 from tests.conftest import REPO, doc
 from tests.test_baselines import CLAIM, mad_rules
 from tests.test_server import server  # noqa: F401  (the langgraph dev fixture)
@@ -131,7 +131,7 @@ CHILD = r"""
 import sys
 from tests.fakes import ScriptedChatModel
 from tests.test_baselines import mad_rules
-from tools.models import register_model
+from factdebate.tools.models.providers import register_model
 register_model("review-fake", ScriptedChatModel(rules=mad_rules("Right.\n**SUPPORTS**")))
 cot = ScriptedChatModel(rules=[])
 cot.default = "Yes.\n**SUPPORTS**"
@@ -313,8 +313,8 @@ async def test_mad_fact_graph_pauses_with_answer_level_verdicts(scripted, fake_t
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.types import Command
 
-    from graphs.mad_fact import builder
-    from nodes.mad_fact.context import MADFactContext
+    from factdebate.graphs.mad_fact import builder
+    from factdebate.nodes.mad_fact.context import MADFactContext
     from tests.test_mad_fact import ANSWER, clerk_rule, confidence, opinion
     from tests.test_mad_fact import CLAIM as FACT
 
@@ -338,8 +338,8 @@ async def test_mad_fact_graph_pauses_with_answer_level_verdicts(scripted, fake_t
 def test_bench_review_queue(tmp_path: Path, scripted) -> None:
     import json
 
-    from factdebate.bench import read_results, run_bench
-    from factdebate.review_queue import apply_decision, pending_items
+    from factdebate.bench.review_queue import apply_decision, pending_items
+    from factdebate.bench.runner import read_results, run_bench
     from tests.test_bench import make_data
 
     data = make_data(tmp_path / "data", "SR")
@@ -399,7 +399,7 @@ async def test_review_on_the_server_through_the_sdk(server: str) -> None:  # noq
 
 
 def test_debate_page_shows_the_review_and_the_replay_parent(tmp_path: Path) -> None:
-    from factdebate.report_page import render_debate_page
+    from factdebate.pages.debate import render_debate_page
 
     result = {
         "verdict": "REFUTES",

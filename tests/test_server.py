@@ -53,7 +53,7 @@ async def test_server_runs_a_claim_with_the_scripted_model(server: str):
 
 def test_langgraph_json_registers_every_method():
     """Studio and `langgraph dev` see each registered method under its own name."""
-    from graphs.registry import METHODS
+    from factdebate.graphs.registry import METHODS
 
     config = json.loads((REPO / "langgraph.json").read_text())
     assert set(config["graphs"]) == set(METHODS)

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from factdebate.api import CONTRACT_KEYS, METHOD_KEYS, STREAM_ONLY_KEYS, contract, output_keys
-from graphs.madam_rag import graph as madam_graph
-from graphs.registry import METHODS, load_method
-from graphs.tool_mad import graph as tool_mad_graph
-from nodes.labelled import shown_label, without_label
-from nodes.madam_rag.context import MadamContext
-from nodes.tool_mad.context import ToolMADContext
+from factdebate.graphs.madam_rag import graph as madam_graph
+from factdebate.graphs.registry import METHODS, load_method
+from factdebate.graphs.tool_mad import graph as tool_mad_graph
+from factdebate.nodes.labelled import shown_label, without_label
+from factdebate.nodes.madam_rag.context import MadamContext
+from factdebate.nodes.tool_mad.context import ToolMADContext
 from tests.conftest import doc
 from tests.fakes import ragas_rules
 from tests.test_server import server as server  # noqa: F401  (the langgraph dev fixture)
@@ -337,8 +337,8 @@ def test_terminal_shows_labels_plainly_and_free_text_turns_without_unparsed(
 
 async def test_mad_fact_streams_clerk_claims_then_each_juror_with_subgraphs(scripted, fake_tools):
     """MAD-Fact: the clerk's claims stream first; with subgraphs each juror's turn follows."""
-    from graphs.mad_fact import graph as mad_fact_graph
-    from nodes.mad_fact.context import MADFactContext
+    from factdebate.graphs.mad_fact import graph as mad_fact_graph
+    from factdebate.nodes.mad_fact.context import MADFactContext
 
     claims = [CLAIM, "The Eiffel Tower was completed in 1889."]
     name, _ = scripted(

@@ -10,9 +10,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel, Field
 
-from nodes.madam_rag.doc_agent import AgentAnswer
-from tests.fakes import ScriptedChatModel
-from tools.llm import (
+from factdebate.nodes.madam_rag.doc_agent import AgentAnswer
+from factdebate.tools.models.llm import (
     SCHEMA_INSTRUCTION,
     CallSite,
     ask,
@@ -20,6 +19,7 @@ from tools.llm import (
     schema_prompt,
     structured_mode,
 )
+from tests.fakes import ScriptedChatModel
 
 SITE = CallSite(role="agent", agent="agent_1", stage="answer", round_no=1, max_tokens=100)
 
@@ -150,7 +150,7 @@ def test_each_provider_family_gets_its_own_mode() -> None:
 
 
 def test_a_model_class_may_declare_its_mode() -> None:
-    from tools.hf_local import HFLocalChatModel
+    from factdebate.tools.models.hf_local import HFLocalChatModel
 
     assert HFLocalChatModel.structured_output_mode == "prompt"
 
@@ -194,7 +194,7 @@ def test_ragas_prompts_render_the_same_text_with_their_schema_built_once(monkeyp
         StatementGeneratorPrompt,
     )
 
-    from tools.scoring import fast_prompt
+    from factdebate.tools.scoring.ragas_metrics import fast_prompt
 
     cases = [
         (AnswerRelevancePrompt, AnswerRelevanceInput(response="It is in Paris.")),

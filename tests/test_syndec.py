@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from factdebate.datasets import ClaimItem
-from factdebate.syndec import (
+from factdebate.nodes.debate_cv.context import DebateCVContext
+from factdebate.training.syndec import (
     DPO_FILE,
     SFT_FILE,
     SYNDEC_FILE,
@@ -24,7 +25,6 @@ from factdebate.syndec import (
     completed_ids,
     run_syndec,
 )
-from nodes.debate_cv.context import DebateCVContext
 from tests.conftest import REPO, doc
 
 LABELS = ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO", "CONFLICTING"]
@@ -282,9 +282,9 @@ sys.path.insert(0, {repo!r})
 from tests.conftest import doc  # sets the offline environment
 from tests.fakes import ScriptedChatModel
 from tests.test_syndec import items, syndec_rules
-from tools.models import register_model
-from nodes.debate_cv.context import DebateCVContext
-from factdebate.syndec import run_syndec
+from factdebate.tools.models.providers import register_model
+from factdebate.nodes.debate_cv.context import DebateCVContext
+from factdebate.training.syndec import run_syndec
 
 def slow(answer):
     def reply(prompt):

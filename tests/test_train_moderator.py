@@ -14,14 +14,12 @@ from typer.testing import CliRunner
 
 from factdebate.cli import app
 from factdebate.datasets import DatasetError
-from factdebate.syndec import (
-    DPO_FILE,
-    SFT_FILE,
-    SYNDEC_FILE,
-    export_training,
-    load_claims,
-)
-from factdebate.train_moderator import (
+from factdebate.nodes.debate_cv.moderator import FinalVerdict
+from factdebate.tools.core.records import ModelConfigError
+from factdebate.tools.models.hf_local import pick_device
+from factdebate.tools.models.json_reader import read_model
+from factdebate.tools.models.providers import resolve_model
+from factdebate.training.moderator import (
     PAPER_DPO_CLAIMS,
     PAPER_SFT_CLAIMS,
     TrainConfig,
@@ -30,12 +28,14 @@ from factdebate.train_moderator import (
     read_dpo,
     read_sft,
 )
-from nodes.debate_cv.moderator import FinalVerdict
+from factdebate.training.syndec import (
+    DPO_FILE,
+    SFT_FILE,
+    SYNDEC_FILE,
+    export_training,
+    load_claims,
+)
 from tests.conftest import REPO, doc
-from tools.hf_local import pick_device
-from tools.json_reader import read_model
-from tools.models import resolve_model
-from tools.records import ModelConfigError
 
 runner = CliRunner()
 DEBATE = [
@@ -280,7 +280,7 @@ def test_smoke_training_on_smollm2_then_moderates(tmp_path: Path) -> None:
     """A few CPU steps of D-SFT then D-DPO on SmolLM2-135M: losses fall, the adapter answers."""
     pytest.importorskip("trl")
     try:
-        from tools.local_llm import local_model_path
+        from factdebate.tools.models.local_llm import local_model_path
 
         local_model_path()
     except FileNotFoundError as exc:

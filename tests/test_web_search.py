@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from nodes.context import Context
-from nodes.retrieval import retrieve_or_record
-from tools.web_search import (
+from factdebate.nodes.context import Context
+from factdebate.nodes.retrieval import retrieve_or_record
+from factdebate.tools.websearch.backends import (
     SerperSearch,
     TavilySearch,
     WebSearchError,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from tools.records import Evidence
+from factdebate.tools.core.records import Evidence
 
 log = logging.getLogger(__name__)
 

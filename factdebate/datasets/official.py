@@ -29,7 +29,7 @@ from factdebate.datasets.base import (
     _str_list,
     normalize_label,
 )
-from tools.records import Evidence
+from factdebate.tools.core.records import Evidence
 
 RECORD_SUFFIXES = (".jsonl", ".json", ".parquet")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from nodes.context import Context, ToolName, setting
+from factdebate.nodes.context import Context, ToolName, setting
 
 
 @dataclass(kw_only=True)

@@ -6,13 +6,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.baselines.state import CoTState
-from nodes.claims import clean_claim
-from nodes.common import model_for, settings
-from nodes.context import Context
-from nodes.labelled import ask_label, without_label
-from nodes.state import Turn, decided
-from prompts import baselines as prompts
+from factdebate.nodes.baselines.state import CoTState
+from factdebate.nodes.claims import clean_claim
+from factdebate.nodes.common import model_for, settings
+from factdebate.nodes.context import Context
+from factdebate.nodes.labelled import ask_label, without_label
+from factdebate.nodes.state import Turn, decided
+from factdebate.prompts import baselines as prompts
 
 
 async def answer(state: CoTState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -6,16 +6,16 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from nodes.baselines.context import MADContext
-from nodes.baselines.state import MADState
-from nodes.claims import clean_claim
-from nodes.common import budget_stop, model_for, over_budget, route, settings
-from nodes.evidence_block import quote_answer
-from nodes.labelled import ask_label, without_label
-from nodes.state import Turn, decided
-from prompts import baselines as prompts
-from tools.llm import ask
-from tools.records import ErrorRecord, add_costs
+from factdebate.nodes.baselines.context import MADContext
+from factdebate.nodes.baselines.state import MADState
+from factdebate.nodes.claims import clean_claim
+from factdebate.nodes.common import budget_stop, model_for, over_budget, route, settings
+from factdebate.nodes.evidence_block import quote_answer
+from factdebate.nodes.labelled import ask_label, without_label
+from factdebate.nodes.state import Turn, decided
+from factdebate.prompts import baselines as prompts
+from factdebate.tools.core.records import ErrorRecord, add_costs
+from factdebate.tools.models.llm import ask
 
 SIDES = ("affirmative", "negative")
 

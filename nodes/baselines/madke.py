@@ -6,15 +6,15 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from nodes.baselines.context import MADKEContext
-from nodes.baselines.state import MADKEState
-from nodes.claims import clean_claim
-from nodes.common import budget_stop, model_for, over_budget, route, settings, turn_of
-from nodes.evidence_block import quote_answer, render_evidence
-from nodes.labelled import ask_label, without_label
-from nodes.retrieval import retrieve_or_record
-from nodes.state import Turn, decided
-from prompts import baselines as prompts
+from factdebate.nodes.baselines.context import MADKEContext
+from factdebate.nodes.baselines.state import MADKEState
+from factdebate.nodes.claims import clean_claim
+from factdebate.nodes.common import budget_stop, model_for, over_budget, route, settings, turn_of
+from factdebate.nodes.evidence_block import quote_answer, render_evidence
+from factdebate.nodes.labelled import ask_label, without_label
+from factdebate.nodes.retrieval import retrieve_or_record
+from factdebate.nodes.state import Turn, decided
+from factdebate.prompts import baselines as prompts
 
 AGENTS = ("debater_a", "debater_b")
 

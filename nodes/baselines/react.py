@@ -6,18 +6,18 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from nodes.baselines.context import ReactContext
-from nodes.baselines.state import ReactState
-from nodes.claims import clean_claim
-from nodes.common import model_for, route, settings
-from nodes.evidence_block import QUERY_CHARS, render_evidence, sanitize
-from nodes.labelled import without_label
-from nodes.parse import ParseFailure, parse_label, parse_query, wants_search
-from nodes.retrieval import retrieve_or_record
-from nodes.state import Turn, decided
-from prompts import baselines as prompts
-from tools.llm import ask
-from tools.records import ErrorRecord
+from factdebate.nodes.baselines.context import ReactContext
+from factdebate.nodes.baselines.state import ReactState
+from factdebate.nodes.claims import clean_claim
+from factdebate.nodes.common import model_for, route, settings
+from factdebate.nodes.evidence_block import QUERY_CHARS, render_evidence, sanitize
+from factdebate.nodes.labelled import without_label
+from factdebate.nodes.parse import ParseFailure, parse_label, parse_query, wants_search
+from factdebate.nodes.retrieval import retrieve_or_record
+from factdebate.nodes.state import Turn, decided
+from factdebate.prompts import baselines as prompts
+from factdebate.tools.core.records import ErrorRecord
+from factdebate.tools.models.llm import ask
 
 
 async def start(state: ReactState, runtime: Runtime[ReactContext]) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from nodes.state import DebateOutput
-from tools.records import Evidence
+from factdebate.nodes.state import DebateOutput
+from factdebate.tools.core.records import Evidence
 
 
 class CoTState(DebateOutput, total=False):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nodes.context import EvidenceContext, setting
+from factdebate.nodes.context import EvidenceContext, setting
 
 
 @dataclass(kw_only=True)

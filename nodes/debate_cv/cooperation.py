@@ -7,16 +7,16 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from nodes.common import budget_stop, model_for, over_budget, route, settings
-from nodes.debate_cv.context import CooperationContext
-from nodes.debate_cv.rag_cot import label_set
-from nodes.debate_cv.state import CooperationState
-from nodes.evidence_block import render_evidence, sanitize
-from nodes.labelled import ask_label, without_label
-from nodes.state import Turn, decided
-from prompts import debate_cv as prompts
-from tools.llm import ask
-from tools.records import add_costs
+from factdebate.nodes.common import budget_stop, model_for, over_budget, route, settings
+from factdebate.nodes.debate_cv.context import CooperationContext
+from factdebate.nodes.debate_cv.rag_cot import label_set
+from factdebate.nodes.debate_cv.state import CooperationState
+from factdebate.nodes.evidence_block import render_evidence, sanitize
+from factdebate.nodes.labelled import ask_label, without_label
+from factdebate.nodes.state import Turn, decided
+from factdebate.prompts import debate_cv as prompts
+from factdebate.tools.core.records import add_costs
+from factdebate.tools.models.llm import ask
 
 _DONE_RE = re.compile(r"\bTASK\s+DONE\b", re.IGNORECASE)
 

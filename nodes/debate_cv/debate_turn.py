@@ -8,17 +8,17 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from nodes.claims import clean_claim, given_documents
-from nodes.common import Node, answer_or_placeholder, model_for, settings
-from nodes.context import EvidenceContext
-from nodes.debate_cv.context import DebateCVContext
-from nodes.debate_cv.state import DebateCVState
-from nodes.evidence_block import render_evidence
-from nodes.retrieval import retrieve_or_record
-from nodes.state import Turn
-from prompts import debate_cv as prompts
-from tools.llm import ask
-from tools.records import Evidence
+from factdebate.nodes.claims import clean_claim, given_documents
+from factdebate.nodes.common import Node, answer_or_placeholder, model_for, settings
+from factdebate.nodes.context import EvidenceContext
+from factdebate.nodes.debate_cv.context import DebateCVContext
+from factdebate.nodes.debate_cv.state import DebateCVState
+from factdebate.nodes.evidence_block import render_evidence
+from factdebate.nodes.retrieval import retrieve_or_record
+from factdebate.nodes.state import Turn
+from factdebate.prompts import debate_cv as prompts
+from factdebate.tools.core.records import Evidence
+from factdebate.tools.models.llm import ask
 
 Side = Literal["affirmative", "negative"]
 _CITE_RE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")

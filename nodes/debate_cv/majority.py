@@ -8,14 +8,14 @@ from typing import Any
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from nodes.common import model_for, settings
-from nodes.debate_cv.context import MajorityContext
-from nodes.debate_cv.rag_cot import cot_turn, label_set
-from nodes.debate_cv.state import RAGCoTState, VotePayload
-from nodes.evidence_block import sanitize
-from nodes.labelled import ask_label, without_label
-from nodes.state import Turn, decided
-from prompts import debate_cv as prompts
+from factdebate.nodes.common import model_for, settings
+from factdebate.nodes.debate_cv.context import MajorityContext
+from factdebate.nodes.debate_cv.rag_cot import cot_turn, label_set
+from factdebate.nodes.debate_cv.state import RAGCoTState, VotePayload
+from factdebate.nodes.evidence_block import sanitize
+from factdebate.nodes.labelled import ask_label, without_label
+from factdebate.nodes.state import Turn, decided
+from factdebate.prompts import debate_cv as prompts
 
 TIE_VERDICT = "NOT ENOUGH INFO"
 

@@ -9,17 +9,17 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from nodes.common import budget_stop, model_for, over_budget, route, settings
-from nodes.debate_cv.context import DebateCVContext
-from nodes.debate_cv.debate_turn import render_dialogue
-from nodes.debate_cv.state import DebateCVState, ModeratorNote
-from nodes.evidence_block import render_evidence, sanitize
-from nodes.labelled import without_label
-from nodes.state import Turn, decided
-from prompts import debate_cv as prompts
-from prompts.labels import LABEL_SPELLINGS, Label, spelling_key
-from tools.llm import CallSite, ask_structured
-from tools.records import ErrorRecord, RoleCost, add_costs
+from factdebate.nodes.common import budget_stop, model_for, over_budget, route, settings
+from factdebate.nodes.debate_cv.context import DebateCVContext
+from factdebate.nodes.debate_cv.debate_turn import render_dialogue
+from factdebate.nodes.debate_cv.state import DebateCVState, ModeratorNote
+from factdebate.nodes.evidence_block import render_evidence, sanitize
+from factdebate.nodes.labelled import without_label
+from factdebate.nodes.state import Turn, decided
+from factdebate.prompts import debate_cv as prompts
+from factdebate.prompts.labels import LABEL_SPELLINGS, Label, spelling_key
+from factdebate.tools.core.records import ErrorRecord, RoleCost, add_costs
+from factdebate.tools.models.llm import CallSite, ask_structured
 
 Decision = Literal["continue", "stop", "final", "failed", "budget_exhausted"]
 SchemaT = TypeVar("SchemaT", bound=BaseModel)

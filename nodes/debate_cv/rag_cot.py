@@ -7,16 +7,16 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
 
-from nodes.common import model_for, settings
-from nodes.debate_cv.context import RAGCoTContext
-from nodes.debate_cv.state import RAGCoTState
-from nodes.evidence_block import render_evidence
-from nodes.labelled import ask_label, without_label
-from nodes.state import Turn, decided
-from prompts import debate_cv as prompts
-from prompts.common import LABEL_INSTRUCTIONS
-from prompts.labels import LABELS_3, LABELS_4
-from tools.records import ErrorRecord, Evidence, RoleCost
+from factdebate.nodes.common import model_for, settings
+from factdebate.nodes.debate_cv.context import RAGCoTContext
+from factdebate.nodes.debate_cv.state import RAGCoTState
+from factdebate.nodes.evidence_block import render_evidence
+from factdebate.nodes.labelled import ask_label, without_label
+from factdebate.nodes.state import Turn, decided
+from factdebate.prompts import debate_cv as prompts
+from factdebate.prompts.common import LABEL_INSTRUCTIONS
+from factdebate.prompts.labels import LABELS_3, LABELS_4
+from factdebate.tools.core.records import ErrorRecord, Evidence, RoleCost
 
 
 def label_set(ctx: RAGCoTContext) -> tuple[tuple[str, ...], str]:

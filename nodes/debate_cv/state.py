@@ -7,8 +7,8 @@ from typing import Annotated, Required
 
 from typing_extensions import TypedDict
 
-from nodes.state import DebateOutput, Turn
-from tools.records import Evidence
+from factdebate.nodes.state import DebateOutput, Turn
+from factdebate.tools.core.records import Evidence
 
 
 class EvidenceClaimInput(TypedDict, total=False):

@@ -11,14 +11,14 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from nodes.claims import InputError, clean_claim
-from nodes.common import model_for, settings
-from nodes.mad_fact.context import MADFactContext
-from nodes.mad_fact.state import MADFactState
-from prompts import mad_fact as prompts
-from tools.factuality import normalize_claim
-from tools.llm import CallSite, ask, ask_structured
-from tools.records import ErrorRecord, RoleCost, add_costs
+from factdebate.nodes.claims import InputError, clean_claim
+from factdebate.nodes.common import model_for, settings
+from factdebate.nodes.mad_fact.context import MADFactContext
+from factdebate.nodes.mad_fact.state import MADFactState
+from factdebate.prompts import mad_fact as prompts
+from factdebate.tools.core.records import ErrorRecord, RoleCost, add_costs
+from factdebate.tools.models.llm import CallSite, ask, ask_structured
+from factdebate.tools.scoring.factuality import normalize_claim
 
 
 class ClaimList(BaseModel):

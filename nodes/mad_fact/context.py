@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nodes.context import Context, setting
-from prompts.mad_fact import NEUTRAL_ROLE, ROLE_NAMES
+from factdebate.nodes.context import Context, setting
+from factdebate.prompts.mad_fact import NEUTRAL_ROLE, ROLE_NAMES
 
 Strategy = Literal["direct", "search", "conditional"]
 

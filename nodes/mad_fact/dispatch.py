@@ -9,10 +9,10 @@ from weakref import WeakValueDictionary
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
-from nodes.common import budget_error, over_budget, run_semaphore, settings
-from nodes.mad_fact.context import MADFactContext
-from nodes.mad_fact.state import ClaimResult, ClaimTask, JuryInput, MADFactState
-from tools.records import RoleCost, add_costs
+from factdebate.nodes.common import budget_error, over_budget, run_semaphore, settings
+from factdebate.nodes.mad_fact.context import MADFactContext
+from factdebate.nodes.mad_fact.state import ClaimResult, ClaimTask, JuryInput, MADFactState
+from factdebate.tools.core.records import RoleCost, add_costs
 
 
 def route_claims(state: MADFactState) -> list[Send] | Literal["score"]:

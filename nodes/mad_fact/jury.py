@@ -8,19 +8,19 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
 
-from nodes.claims import clean_claim
-from nodes.common import budget_error, model_for, over_budget, route, settings
-from nodes.evidence_block import QUERY_CHARS, quote_answer, render_evidence, sanitize
-from nodes.labelled import ask_parsed
-from nodes.mad_fact.context import MADFactContext, Strategy
-from nodes.mad_fact.state import ClaimResult, JuryState, JuryTurn, KnowledgeEntry
-from nodes.parse import ParseFailure, Truth, parse_confidence, parse_query, parse_truth
-from nodes.retrieval import retrieve_or_record
-from nodes.state import DecidedBy, decided
-from prompts import mad_fact as prompts
-from tools.factuality import normalize_claim
-from tools.llm import CallSite, ask
-from tools.records import ErrorRecord, RoleCost, add_costs
+from factdebate.nodes.claims import clean_claim
+from factdebate.nodes.common import budget_error, model_for, over_budget, route, settings
+from factdebate.nodes.evidence_block import QUERY_CHARS, quote_answer, render_evidence, sanitize
+from factdebate.nodes.labelled import ask_parsed
+from factdebate.nodes.mad_fact.context import MADFactContext, Strategy
+from factdebate.nodes.mad_fact.state import ClaimResult, JuryState, JuryTurn, KnowledgeEntry
+from factdebate.nodes.parse import ParseFailure, Truth, parse_confidence, parse_query, parse_truth
+from factdebate.nodes.retrieval import retrieve_or_record
+from factdebate.nodes.state import DecidedBy, decided
+from factdebate.prompts import mad_fact as prompts
+from factdebate.tools.core.records import ErrorRecord, RoleCost, add_costs
+from factdebate.tools.models.llm import CallSite, ask
+from factdebate.tools.scoring.factuality import normalize_claim
 
 
 def round_instructions(round_no: int, searched: bool) -> str:

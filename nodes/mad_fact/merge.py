@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
-from nodes.common import model_for
-from nodes.mad_fact.context import MADFactContext
-from prompts import mad_fact as prompts
-from tools.factuality import ClaimMatcher, normalize_claim
-from tools.llm import CallSite, ask_structured
-from tools.records import ErrorRecord, RoleCost, add_costs
+from factdebate.nodes.common import model_for
+from factdebate.nodes.mad_fact.context import MADFactContext
+from factdebate.prompts import mad_fact as prompts
+from factdebate.tools.core.records import ErrorRecord, RoleCost, add_costs
+from factdebate.tools.models.llm import CallSite, ask_structured
+from factdebate.tools.scoring.factuality import ClaimMatcher, normalize_claim
 
 
 class Matches(BaseModel):
@@ -71,7 +71,7 @@ async def model_matcher(
 ) -> tuple[DecidedMatcher, dict[str, RoleCost], list[ErrorRecord]]:
     """Decide, with the judge model, which claims state the same fact.
 
-    References are merged in order as ``tools.factuality.merge_claims`` does: each
+    References are merged in order as ``factuality.merge_claims`` does: each
     reference's claims are compared with the golden claims so far (one call per reference
     after the first), then the answer's claims with the whole golden set (one call). Claims
     equal as normalised text need no call.

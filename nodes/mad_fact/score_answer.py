@@ -8,17 +8,17 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.common import settings
-from nodes.mad_fact.context import MADFactContext
-from nodes.mad_fact.jury import jury_record
-from nodes.mad_fact.merge import model_matcher
-from nodes.mad_fact.state import ClaimResult, MADFactState
-from tools.factuality import ClaimMatcher, Embed, factuality_scores
+from factdebate.nodes.common import settings
+from factdebate.nodes.mad_fact.context import MADFactContext
+from factdebate.nodes.mad_fact.jury import jury_record
+from factdebate.nodes.mad_fact.merge import model_matcher
+from factdebate.nodes.mad_fact.state import ClaimResult, MADFactState
+from factdebate.tools.scoring.factuality import ClaimMatcher, Embed, factuality_scores
 
 
 def default_embed(texts: Sequence[str]) -> list[list[float]]:
     """MiniLM sentence embeddings (the project's shared embedding model)."""
-    from tools.embeddings import default_embeddings
+    from factdebate.tools.retrieval.embeddings import default_embeddings
 
     return default_embeddings().embed_documents(list(texts))
 

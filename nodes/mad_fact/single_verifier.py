@@ -6,16 +6,16 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from nodes.claims import clean_claim
-from nodes.common import model_for, settings
-from nodes.labelled import ask_parsed, without_label
-from nodes.mad_fact.context import SingleVerifierContext
-from nodes.mad_fact.jury import new_query, render_knowledge, render_used, used_queries
-from nodes.mad_fact.state import JuryTurn, KnowledgeEntry, VerifierState
-from nodes.parse import parse_truth
-from nodes.retrieval import retrieve_or_record
-from nodes.state import decided
-from prompts import mad_fact as prompts
+from factdebate.nodes.claims import clean_claim
+from factdebate.nodes.common import model_for, settings
+from factdebate.nodes.labelled import ask_parsed, without_label
+from factdebate.nodes.mad_fact.context import SingleVerifierContext
+from factdebate.nodes.mad_fact.jury import new_query, render_knowledge, render_used, used_queries
+from factdebate.nodes.mad_fact.state import JuryTurn, KnowledgeEntry, VerifierState
+from factdebate.nodes.parse import parse_truth
+from factdebate.nodes.retrieval import retrieve_or_record
+from factdebate.nodes.state import decided
+from factdebate.prompts import mad_fact as prompts
 
 AGENT = "verifier"
 

@@ -7,8 +7,8 @@ from typing import Annotated, Any, Literal
 
 from typing_extensions import TypedDict
 
-from nodes.state import DebateOutput, Turn
-from tools.records import ErrorRecord, Evidence, RoleCost, add_costs
+from factdebate.nodes.state import DebateOutput, Turn
+from factdebate.tools.core.records import ErrorRecord, Evidence, RoleCost, add_costs
 
 
 class JuryTurn(Turn, total=False):

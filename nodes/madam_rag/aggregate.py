@@ -8,15 +8,15 @@ from typing import Any, cast
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from nodes.common import budget_error, model_for, over_budget, settings
-from nodes.evidence_block import sanitize
-from nodes.madam_rag.context import MadamContext
-from nodes.madam_rag.state import AgentTurn, MadamState
-from nodes.state import MODEL_FAILURE, Turn, decided
-from prompts import madam_rag as prompts
-from tools.answers import clean_answers, normalize_answer
-from tools.llm import ask_structured
-from tools.records import ErrorRecord, add_costs
+from factdebate.nodes.common import budget_error, model_for, over_budget, settings
+from factdebate.nodes.evidence_block import sanitize
+from factdebate.nodes.madam_rag.context import MadamContext
+from factdebate.nodes.madam_rag.state import AgentTurn, MadamState
+from factdebate.nodes.state import MODEL_FAILURE, Turn, decided
+from factdebate.prompts import madam_rag as prompts
+from factdebate.tools.core.records import ErrorRecord, add_costs
+from factdebate.tools.models.llm import ask_structured
+from factdebate.tools.scoring.answers import clean_answers, normalize_answer
 
 AGGREGATOR = "aggregator"
 

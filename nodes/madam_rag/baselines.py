@@ -6,15 +6,15 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from nodes.common import model_for, settings
-from nodes.evidence_block import render_evidence, sanitize
-from nodes.madam_rag.aggregate import AnswerList, verdict_of
-from nodes.madam_rag.context import MadamContext
-from nodes.madam_rag.state import AgentTurn, MadamState, ReflectState
-from nodes.state import DecidedBy, Turn, decided
-from prompts import madam_rag as prompts
-from tools.answers import clean_answers
-from tools.llm import ask, ask_structured
+from factdebate.nodes.common import model_for, settings
+from factdebate.nodes.evidence_block import render_evidence, sanitize
+from factdebate.nodes.madam_rag.aggregate import AnswerList, verdict_of
+from factdebate.nodes.madam_rag.context import MadamContext
+from factdebate.nodes.madam_rag.state import AgentTurn, MadamState, ReflectState
+from factdebate.nodes.state import DecidedBy, Turn, decided
+from factdebate.prompts import madam_rag as prompts
+from factdebate.tools.models.llm import ask, ask_structured
+from factdebate.tools.scoring.answers import clean_answers
 
 SINGLE = "single_agent"
 UNREADABLE = "The answer could not be read (see errors)."

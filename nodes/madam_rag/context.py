@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nodes.context import Context, setting
+from factdebate.nodes.context import Context, setting
 
 RoundInput = Literal["agents", "aggregator"]
 

@@ -8,13 +8,13 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 from pydantic import BaseModel, Field
 
-from nodes.common import model_for, run_semaphore, settings
-from nodes.evidence_block import render_evidence, sanitize
-from nodes.madam_rag.aggregate import agent_turns
-from nodes.madam_rag.context import MadamContext
-from nodes.madam_rag.state import AgentTask, AgentTurn, MadamState
-from prompts import madam_rag as prompts
-from tools.llm import ask_structured
+from factdebate.nodes.common import model_for, run_semaphore, settings
+from factdebate.nodes.evidence_block import render_evidence, sanitize
+from factdebate.nodes.madam_rag.aggregate import agent_turns
+from factdebate.nodes.madam_rag.context import MadamContext
+from factdebate.nodes.madam_rag.state import AgentTask, AgentTurn, MadamState
+from factdebate.prompts import madam_rag as prompts
+from factdebate.tools.models.llm import ask_structured
 
 
 class AgentAnswer(BaseModel):

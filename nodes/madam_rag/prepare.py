@@ -7,13 +7,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.claims import InputError, clean_claim, given_documents
-from nodes.common import settings
-from nodes.madam_rag.context import MadamContext
-from nodes.madam_rag.state import MadamState
-from nodes.retrieval import retrieve_or_record
-from nodes.state import decided
-from tools.records import ErrorRecord, Evidence
+from factdebate.nodes.claims import InputError, clean_claim, given_documents
+from factdebate.nodes.common import settings
+from factdebate.nodes.madam_rag.context import MadamContext
+from factdebate.nodes.madam_rag.state import MadamState
+from factdebate.nodes.retrieval import retrieve_or_record
+from factdebate.nodes.state import decided
+from factdebate.tools.core.records import ErrorRecord, Evidence
 
 
 def clean_question(text: object, max_chars: int) -> str:

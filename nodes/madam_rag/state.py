@@ -6,8 +6,8 @@ from typing import NotRequired
 
 from typing_extensions import TypedDict
 
-from nodes.state import DebateOutput, Turn
-from tools.records import Evidence
+from factdebate.nodes.state import DebateOutput, Turn
+from factdebate.tools.core.records import Evidence
 
 
 class QuestionInput(TypedDict):

@@ -6,13 +6,13 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.common import Node, answer_or_placeholder, model_for, settings, turn_of
-from nodes.evidence_block import render_evidence
-from nodes.labelled import ask_label
-from nodes.state import Turn
-from nodes.tool_mad.context import ToolMADContext
-from nodes.tool_mad.state import ToolMADState
-from prompts import tool_mad as prompts
+from factdebate.nodes.common import Node, answer_or_placeholder, model_for, settings, turn_of
+from factdebate.nodes.evidence_block import render_evidence
+from factdebate.nodes.labelled import ask_label
+from factdebate.nodes.state import Turn
+from factdebate.nodes.tool_mad.context import ToolMADContext
+from factdebate.nodes.tool_mad.state import ToolMADState
+from factdebate.prompts import tool_mad as prompts
 
 
 def make_argue_node(agent: str, opponent: str) -> Node:

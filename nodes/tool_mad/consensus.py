@@ -6,12 +6,12 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from nodes.common import budget_stop, over_budget, route, settings, turn_of
-from nodes.labelled import without_label
-from nodes.state import DecidedBy, Turn, decided
-from nodes.tool_mad.context import ToolMADContext
-from nodes.tool_mad.rounds import DEBATERS
-from nodes.tool_mad.state import ToolMADState
+from factdebate.nodes.common import budget_stop, over_budget, route, settings, turn_of
+from factdebate.nodes.labelled import without_label
+from factdebate.nodes.state import DecidedBy, Turn, decided
+from factdebate.nodes.tool_mad.context import ToolMADContext
+from factdebate.nodes.tool_mad.rounds import DEBATERS
+from factdebate.nodes.tool_mad.state import ToolMADState
 
 Decision = Literal["consensus", "next_round", "judge", "budget_exhausted"]
 

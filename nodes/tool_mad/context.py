@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from nodes.context import Context, ToolName, setting, with_defaults
+from factdebate.nodes.context import Context, ToolName, setting, with_defaults
 
 NeiRelevance = Literal["ragas", "cosine"]
 
@@ -60,7 +60,7 @@ class ToolMADContext(Context):
 
 
 ABLATIONS: dict[str, dict[str, Any]] = {
-    # method name -> the settings that differ from Tool-MAD's defaults (graphs.tool_mad_ablations)
+    # method -> the settings that differ from Tool-MAD's defaults (graphs/tool_mad_ablations.py)
     "tool-mad-rag-rag": {"tool_b": "rag"},
     "tool-mad-search-search": {"tool_a": "search"},
     "tool-mad-rag-vanilla": {"tool_b": "none"},

@@ -7,14 +7,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.common import model_for, settings, turn_of
-from nodes.evidence_block import QUERY_CHARS, quote_answer, render_evidence, sanitize
-from nodes.labelled import ask_label, without_label
-from nodes.state import Turn, decided
-from nodes.tool_mad.context import ToolMADContext
-from nodes.tool_mad.rounds import DEBATERS
-from nodes.tool_mad.state import ToolMADState
-from prompts import tool_mad as prompts
+from factdebate.nodes.common import model_for, settings, turn_of
+from factdebate.nodes.evidence_block import QUERY_CHARS, quote_answer, render_evidence, sanitize
+from factdebate.nodes.labelled import ask_label, without_label
+from factdebate.nodes.state import Turn, decided
+from factdebate.nodes.tool_mad.context import ToolMADContext
+from factdebate.nodes.tool_mad.rounds import DEBATERS
+from factdebate.nodes.tool_mad.state import ToolMADState
+from factdebate.prompts import tool_mad as prompts
 
 
 def average(turns: list[Turn], key: str) -> float | None:

@@ -6,14 +6,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.common import Node, answer_or_placeholder, model_for, settings, turn_of
-from nodes.evidence_block import QUERY_CHARS, sanitize
-from nodes.labelled import ask_parsed
-from nodes.parse import parse_query
-from nodes.state import Turn
-from nodes.tool_mad.context import ToolMADContext
-from nodes.tool_mad.state import ToolMADState
-from prompts import tool_mad as prompts
+from factdebate.nodes.common import Node, answer_or_placeholder, model_for, settings, turn_of
+from factdebate.nodes.evidence_block import QUERY_CHARS, sanitize
+from factdebate.nodes.labelled import ask_parsed
+from factdebate.nodes.parse import parse_query
+from factdebate.nodes.state import Turn
+from factdebate.nodes.tool_mad.context import ToolMADContext
+from factdebate.nodes.tool_mad.state import ToolMADState
+from factdebate.prompts import tool_mad as prompts
 
 
 def make_query_node(agent: str, opponent: str) -> Node:

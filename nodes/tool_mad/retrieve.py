@@ -6,11 +6,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.common import Node, settings
-from nodes.retrieval import retrieve_or_record
-from nodes.state import Turn
-from nodes.tool_mad.context import ToolMADContext
-from nodes.tool_mad.state import ToolMADState
+from factdebate.nodes.common import Node, settings
+from factdebate.nodes.retrieval import retrieve_or_record
+from factdebate.nodes.state import Turn
+from factdebate.nodes.tool_mad.context import ToolMADContext
+from factdebate.nodes.tool_mad.state import ToolMADState
 
 
 def make_retrieve_node(agent: str) -> Node:

@@ -6,11 +6,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.claims import clean_claim
-from nodes.common import settings
-from nodes.state import Turn
-from nodes.tool_mad.context import ToolMADContext
-from nodes.tool_mad.state import ToolMADState
+from factdebate.nodes.claims import clean_claim
+from factdebate.nodes.common import settings
+from factdebate.nodes.state import Turn
+from factdebate.nodes.tool_mad.context import ToolMADContext
+from factdebate.nodes.tool_mad.state import ToolMADState
 
 DEBATERS = ("debater_a", "debater_b")
 

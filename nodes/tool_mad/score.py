@@ -7,14 +7,14 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from nodes.common import Node, model_for, settings
-from nodes.evidence_block import sanitize
-from nodes.state import Turn
-from nodes.tool_mad.context import ToolMADContext
-from nodes.tool_mad.state import ToolMADState
-from prompts import tool_mad as prompts
-from tools.embeddings import default_embeddings
-from tools.scoring import ragas_scores
+from factdebate.nodes.common import Node, model_for, settings
+from factdebate.nodes.evidence_block import sanitize
+from factdebate.nodes.state import Turn
+from factdebate.nodes.tool_mad.context import ToolMADContext
+from factdebate.nodes.tool_mad.state import ToolMADState
+from factdebate.prompts import tool_mad as prompts
+from factdebate.tools.retrieval.embeddings import default_embeddings
+from factdebate.tools.scoring.ragas_metrics import ragas_scores
 
 
 def nei_by_cosine(turn: Turn, ctx: ToolMADContext) -> bool:

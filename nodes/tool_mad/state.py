@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from nodes.state import DebateOutput, Turn
+from factdebate.nodes.state import DebateOutput, Turn
 
 
 def merge_drafts(left: dict[str, Turn], right: dict[str, Turn | None]) -> dict[str, Turn]:

@@ -12,13 +12,13 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from factdebate.cli import app
-from nodes.debate_cv.moderator import FinalVerdict, ModeratorDecision
-from nodes.mad_fact.clerk import ClaimList, keep_checkable
-from nodes.madam_rag.aggregate import AnswerList
-from nodes.madam_rag.doc_agent import AgentAnswer
-from nodes.parse import ParseFailure, parse_confidence, parse_truth
-from tools.answers import clean_answers
-from tools.json_reader import read_model
+from factdebate.nodes.debate_cv.moderator import FinalVerdict, ModeratorDecision
+from factdebate.nodes.mad_fact.clerk import ClaimList, keep_checkable
+from factdebate.nodes.madam_rag.aggregate import AnswerList
+from factdebate.nodes.madam_rag.doc_agent import AgentAnswer
+from factdebate.nodes.parse import ParseFailure, parse_confidence, parse_truth
+from factdebate.tools.models.json_reader import read_model
+from factdebate.tools.scoring.answers import clean_answers
 
 runner = CliRunner()
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "datasets"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from factdebate.bench_report import compute_metrics, render_report
-from graphs.jury import graph as jury_graph
-from graphs.madam_rag import graph as madam_graph
-from graphs.registry import load_method
-from nodes.madam_rag.context import MadamContext
+from factdebate.bench.report import compute_metrics, render_report
+from factdebate.graphs.jury import graph as jury_graph
+from factdebate.graphs.madam_rag import graph as madam_graph
+from factdebate.graphs.registry import load_method
+from factdebate.nodes.madam_rag.context import MadamContext
 from tests.test_baselines import CLAIM, mad_rules, madke_rules
 from tests.test_debate_cv import EVIDENCE, rules, stop_at
 from tests.test_debate_cv import run as run_debate_cv

@@ -24,7 +24,7 @@ CHILD = r"""
 import sys, time
 from pathlib import Path
 from tests.fakes import ScriptedChatModel
-from tools.models import register_model
+from factdebate.tools.models.providers import register_model
 
 marker, delay, claim, db = Path(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4]
 
@@ -139,7 +139,7 @@ async def test_api_thread_round_trip_and_guards(scripted, tmp_path: Path) -> Non
     again = await averify(CLAIM, "mad", model=name, checkpoint=spec, thread="a")
     assert again["verdict"] == first["verdict"] == "SUPPORTS"
     assert again["transcript"] == first["transcript"] and len(model.prompts) == calls
-    from nodes.claims import InputError
+    from factdebate.nodes.claims import InputError
 
     with pytest.raises(InputError, match="different claim"):
         await averify("Another claim entirely.", "mad", model=name, checkpoint=spec, thread="a")

@@ -15,18 +15,18 @@ from typing import Any
 
 import pytest
 
-from tools import retrieval
-from tools.index import build_index, index_ready
-from tools.manifest import (
+from factdebate.tools import dispatch
+from factdebate.tools.core.records import Evidence
+from factdebate.tools.dispatch import run_tool
+from factdebate.tools.retrieval.index import build_index, index_ready
+from factdebate.tools.retrieval.manifest import (
     IndexMismatchError,
     IndexUnavailableError,
     bm25_dir,
     check_name,
-    live_manifest,
     manifest_path,
 )
-from tools.records import Evidence
-from tools.retrieval import run_tool
+from factdebate.tools.retrieval.manifest_store import live_manifest
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -96,7 +96,7 @@ def test_failed_rebuild_keeps_the_previous_index(
     def broken(name: str, passages: Any, uri: str = "", **_: Any) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr("tools.index.build_collection", broken)
+    monkeypatch.setattr("factdebate.tools.retrieval.index.build_collection", broken)
     with pytest.raises(OSError, match="disk full"):
         build_index(corpus("beta", 5), "keep")
     assert live_manifest("keep") == before
@@ -131,8 +131,8 @@ def test_milvus_rows_are_checked_against_the_manifest(data_home: Path) -> None:
 def test_a_node_does_not_debate_on_without_an_unusable_index() -> None:
     import asyncio
 
-    from nodes.context import Context
-    from nodes.retrieval import retrieve_or_record
+    from factdebate.nodes.context import Context
+    from factdebate.nodes.retrieval import retrieve_or_record
 
     def held(query: str, k: int) -> list[Evidence]:
         raise IndexUnavailableError("cannot open the Milvus index at x: another process")
@@ -140,8 +140,8 @@ def test_a_node_does_not_debate_on_without_an_unusable_index() -> None:
     def down(query: str, k: int) -> list[Evidence]:
         raise ConnectionError("search service down")
 
-    retrieval.override_tool("rag", held)
-    retrieval.override_tool("search", down)
+    dispatch.override_tool("rag", held)
+    dispatch.override_tool("search", down)
     try:
         with pytest.raises(IndexUnavailableError):
             asyncio.run(retrieve_or_record(Context(), "rag", "q", agent="a", round_no=1))
@@ -150,8 +150,8 @@ def test_a_node_does_not_debate_on_without_an_unusable_index() -> None:
         )
         assert docs == [] and [e["kind"] for e in errors] == ["tool_error"]
     finally:
-        retrieval.override_tool("rag", None)
-        retrieval.override_tool("search", None)
+        dispatch.override_tool("rag", None)
+        dispatch.override_tool("search", None)
 
 
 def _python(
@@ -175,7 +175,7 @@ def _python(
 
 HOLD = """
 from pymilvus import MilvusClient
-from tools.vectorstore import milvus_uri
+from factdebate.tools.retrieval.vectorstore import milvus_uri
 client = MilvusClient(milvus_uri())
 print("holding", flush=True)
 import time; time.sleep(120)
@@ -211,8 +211,8 @@ def test_a_collection_held_by_another_process_fails_after_a_bounded_wait(
 
 REINDEX = """
 import sys, time
-from tools.index import build_index
-from tools.records import Evidence
+from factdebate.tools.retrieval.index import build_index
+from factdebate.tools.core.records import Evidence
 
 def progress(n):
     print("batch", flush=True)
@@ -260,7 +260,7 @@ def test_reindex_killed_at_a_random_point_leaves_the_previous_index_usable(
 
 
 def test_load_documents_reports_each_bad_line(tmp_path: Path) -> None:
-    from tools.corpus import CorpusError, load_documents
+    from factdebate.tools.retrieval.corpus import CorpusError, load_documents
 
     file = tmp_path / "c.jsonl"
     file.write_bytes(

@@ -11,12 +11,12 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from tenacity import RetryCallState
 
-from graphs.tool_mad import graph as tool_mad
-from nodes.context import Context
-from nodes.tool_mad.context import ToolMADContext
+from factdebate.graphs.tool_mad import graph as tool_mad
+from factdebate.nodes.context import Context
+from factdebate.nodes.tool_mad.context import ToolMADContext
+from factdebate.tools.models import llm
+from factdebate.tools.models.providers import register_model
 from tests.fakes import ScriptedChatModel
-from tools import llm
-from tools.models import register_model
 
 
 class FakeResponse:

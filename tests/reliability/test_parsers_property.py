@@ -6,11 +6,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from nodes.claims import InputError, clean_claim
-from nodes.evidence_block import render_evidence, sanitize
-from nodes.parse import ParseFailure, parse_confidence, parse_label, parse_query, parse_truth
-from prompts.labels import LABELS_3
-from tools.json_reader import read_model
+from factdebate.nodes.claims import InputError, clean_claim
+from factdebate.nodes.evidence_block import render_evidence, sanitize
+from factdebate.nodes.parse import (
+    ParseFailure,
+    parse_confidence,
+    parse_label,
+    parse_query,
+    parse_truth,
+)
+from factdebate.prompts.labels import LABELS_3
+from factdebate.tools.models.json_reader import read_model
 
 any_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=400)
 
@@ -82,7 +88,7 @@ def test_control_character_check_agrees_with_unicode_categories(text: str) -> No
     """The C-speed shortcut says "no control characters" exactly when none is there."""
     import unicodedata
 
-    from nodes.evidence_block import _no_control
+    from factdebate.nodes.evidence_block import _no_control
 
     has_control = any(ch not in "\n\t" and unicodedata.category(ch)[0] == "C" for ch in text)
     if _no_control(text):

@@ -74,7 +74,7 @@ def fifo(tmp_path: Path) -> Path:
 
 
 def test_write_atomic_refuses_a_pipe_a_symlink_and_a_folder(tmp_path: Path, fifo: Path) -> None:
-    from tools.files import OutputTargetError, write_atomic
+    from factdebate.tools.core.files import OutputTargetError, write_atomic
 
     real = tmp_path / "real.txt"
     real.write_text("keep me", encoding="utf-8")
@@ -129,7 +129,7 @@ def test_bench_compare_html_at_a_pipe_is_refused(tmp_path: Path, fifo: Path, scr
 
 
 def test_result_files_share_one_mode_and_keep_a_chosen_one(tmp_path: Path, scripted) -> None:
-    from tools.files import write_atomic
+    from factdebate.tools.core.files import write_atomic
 
     old = os.umask(0o022)
     try:
@@ -183,7 +183,7 @@ def test_jsonl_lines_end_at_newline_only_and_medqa_ids_stay_right(tmp_path: Path
 
 
 def test_a_non_utf8_line_is_reported_by_file_and_line_and_skipped(tmp_path: Path) -> None:
-    from factdebate.bench import load_items
+    from factdebate.bench.runner import load_items
 
     root = fever_mini(tmp_path / "data")
     claims = root / "fever" / "fever_rag_mini" / "claims.jsonl"
@@ -197,7 +197,7 @@ def test_a_non_utf8_line_is_reported_by_file_and_line_and_skipped(tmp_path: Path
 
 
 def test_bench_reads_a_results_row_holding_a_line_separator(tmp_path: Path) -> None:
-    from factdebate.bench import read_results
+    from factdebate.bench.runner import read_results
 
     path = tmp_path / "results.jsonl"
     rows = [{"id": "1", "errors": [{"raw": "a\u2028b"}]}, {"id": "2"}]
@@ -312,7 +312,7 @@ def test_resume_refuses_another_copy_of_the_dataset(tmp_path: Path, scripted) ->
     ],
 )
 def test_redact_removes_credentials_from_urls(text: str, shown: str) -> None:
-    from tools.secrets import redact
+    from factdebate.tools.core.secrets import redact
 
     assert redact(text) == shown
 
@@ -363,7 +363,7 @@ HOSTILE = "\x1b[2J\x1b]0;pwned\x07\x1b]52;c;ZXZpbA==\x07\x9b31m\u202eSUPPORTS\r\
 
 
 def test_printable_strips_escape_sequences_and_controls() -> None:
-    from tools.terminal import printable
+    from factdebate.tools.core.terminal import printable
 
     assert printable(f"ok{HOSTILE} done\tand\nmore") == "okSUPPORTS done\tand\nmore"
     assert printable("plain text, [brackets] and ünïcode") == "plain text, [brackets] and ünïcode"
@@ -390,7 +390,7 @@ def climate_fever_like(tmp_path: Path) -> Path:
 
 
 def test_loading_a_corpus_with_every_record_bad_says_why(tmp_path: Path) -> None:
-    from tools.corpus import CorpusError, load_documents
+    from factdebate.tools.retrieval.corpus import CorpusError, load_documents
 
     corpus = climate_fever_like(tmp_path)
     with pytest.raises(CorpusError) as caught:
@@ -445,7 +445,7 @@ def averitec(root: Path, labels: tuple[str, ...]) -> Path:
 def test_averitec_is_scored_over_its_four_labels_whatever_the_sample(
     tmp_path: Path, scripted
 ) -> None:
-    from factdebate.bench import load_items, run_bench
+    from factdebate.bench.runner import load_items, run_bench
     from factdebate.datasets import LABELS
 
     root = averitec(tmp_path / "data", ("Supported", "Refuted", "Not Enough Evidence"))
@@ -469,7 +469,7 @@ def test_averitec_is_scored_over_its_four_labels_whatever_the_sample(
 
 
 def test_seeded_averitec_samples_all_list_four_labels() -> None:
-    from factdebate.bench import load_items
+    from factdebate.bench.runner import load_items
     from factdebate.datasets import CONFLICTING, LABELS
     from tests.conftest import data_or_skip
 
@@ -496,7 +496,7 @@ def test_a_verdict_outside_the_datasets_labels_is_counted_apart(tmp_path: Path, 
 def test_items_whose_model_calls_all_failed_count_as_failed_not_unparsed(
     tmp_path: Path, scripted
 ) -> None:
-    from factdebate.bench import run_bench
+    from factdebate.bench.runner import run_bench
 
     name, _ = scripted([("", RuntimeError("provider down"))])
     metrics = run_bench(
@@ -514,7 +514,7 @@ def test_items_whose_model_calls_all_failed_count_as_failed_not_unparsed(
 
 
 def test_failed_unparsed_and_budget_rows_are_told_apart() -> None:
-    from factdebate.bench_report import compute_metrics
+    from factdebate.bench.report import compute_metrics
 
     def row(pred: str | None, stop: str, *kinds: str) -> dict[str, Any]:
         errors = [{"kind": kind} for kind in kinds]
@@ -539,7 +539,7 @@ def test_failed_unparsed_and_budget_rows_are_told_apart() -> None:
 
 
 def test_felm_reference_contents_are_evidence(tmp_path: Path) -> None:
-    from factdebate.bench import load_items
+    from factdebate.bench.runner import load_items
 
     record = {
         "index": 7,
@@ -603,8 +603,8 @@ def test_medqa_without_the_pubmed_index_names_index_corpus(
 def test_gen_answers_writes_no_key_from_a_model_url(tmp_path: Path) -> None:
     import asyncio
 
+    from factdebate.bench.long_form import agen_answers
     from factdebate.datasets import PromptItem
-    from factdebate.long_form import agen_answers
     from tests.fake_provider import fake_provider
 
     with fake_provider(lambda prompt, body: "A long answer.") as provider:

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from graphs.madam_rag import graph as madam
-from nodes.madam_rag.context import MadamContext
-from nodes.state import MODEL_FAILURE
+from factdebate.graphs.madam_rag import graph as madam
+from factdebate.nodes.madam_rag.context import MadamContext
+from factdebate.nodes.state import MODEL_FAILURE
 from tests.conftest import doc
 
 QUESTION = "When was Michael Jordan born?"
@@ -54,8 +54,8 @@ async def test_madam_rag_with_every_call_failing_gives_no_answer(fault, scripted
 
 
 async def test_madam_rag_with_every_call_hanging_gives_no_answer():
+    from factdebate.tools.models.providers import register_model
     from tests.reliability.test_model_faults import HangingModel
-    from tools.models import register_model
 
     name = register_model("hanging-madam", HangingModel())
     context = MadamContext(model=name, model_retries=0, call_timeout_s=1)
@@ -65,7 +65,7 @@ async def test_madam_rag_with_every_call_hanging_gives_no_answer():
 
 
 def test_bench_counts_a_madam_rag_item_whose_calls_all_failed_as_failed(tmp_path: Path, scripted):
-    from factdebate.bench import load_items, read_results, run_bench
+    from factdebate.bench.runner import load_items, read_results, run_bench
     from factdebate.datasets import DatasetError
 
     try:
@@ -97,7 +97,7 @@ from pathlib import Path
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
 limit = int(sys.argv[2])
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-from factdebate.bench import read_results
+from factdebate.bench.runner import read_results
 try:
     read_results(Path(sys.argv[1]))
 except OSError as exc:
@@ -111,7 +111,7 @@ def test_a_failed_rewrite_of_results_keeps_every_finished_row(tmp_path: Path):
     import subprocess
     import sys
 
-    from factdebate.bench import read_results
+    from factdebate.bench.runner import read_results
 
     path = tmp_path / "results.jsonl"
     rows = [{"id": f"item-{i}", "prediction": "SUPPORTS", "note": "x" * 200} for i in range(40)]
@@ -131,7 +131,7 @@ def test_a_failed_rewrite_of_results_keeps_every_finished_row(tmp_path: Path):
 
 
 def test_write_atomic_replaces_the_whole_file(tmp_path: Path):
-    from tools.files import write_atomic
+    from factdebate.tools.core.files import write_atomic
 
     path = tmp_path / "sub" / "metrics.json"
     write_atomic(path, "first\n")
@@ -144,7 +144,7 @@ async def test_mad_fact_budget_bounds_the_whole_answer(scripted, fake_tools):
     """30 claims x 6 jurors once made 691 calls against 200: now claims and jurors share it."""
     import json
 
-    from factdebate.long_form import ascore_answer
+    from factdebate.bench.long_form import ascore_answer
 
     claims = [f"Claim number {i} is a fact." for i in range(30)]
     name, model = scripted(
@@ -286,7 +286,7 @@ async def test_a_reply_echoing_a_key_is_redacted_in_the_transcript_and_bench_fil
 def test_bench_files_hold_no_key_echoed_by_a_model(
     scripted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    from factdebate.bench import load_items, run_bench
+    from factdebate.bench.runner import load_items, run_bench
     from factdebate.datasets import DatasetError
 
     try:
@@ -318,7 +318,7 @@ import logging, os, warnings
 key = os.environ["LANGSMITH_API_KEY"]
 logging.basicConfig()
 from tests.fakes import ScriptedChatModel
-from tools.models import resolve_model
+from factdebate.tools.models.providers import resolve_model
 resolve_model(ScriptedChatModel())  # any model set-up installs the filters
 logging.getLogger("langsmith.client").warning("Failed to batch ingest runs: key %s", key)
 try:

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from factdebate.api import averify
+from factdebate.tools import dispatch, llm
+from factdebate.tools.models.providers import register_model
 from tests.conftest import REPO
 from tests.fakes import ScriptedChatModel
-from tools import llm, retrieval
-from tools.models import register_model
 
 OPENAI = "sk-test-SECRET-123"
 TAVILY = "tvly-SECRET-456"
@@ -66,7 +66,7 @@ async def test_a_provider_error_quoting_the_key_is_recorded_redacted(keys, fake_
     def leaky_search(query: str, k: int) -> list:
         raise RuntimeError(f"401 Unauthorized for api_key={TAVILY}")
 
-    retrieval.override_tool("search", leaky_search)
+    dispatch.override_tool("search", leaky_search)
     out = await averify(
         "The Eiffel Tower is in Paris.", "tool-mad", model=name, max_rounds=1, stability_score=False
     )
@@ -183,7 +183,7 @@ def test_cli_output_and_bench_files_hold_no_secret(keys, tmp_path: Path, data_ho
 
 def test_redaction_follows_the_environment_as_it_changes(monkeypatch: pytest.MonkeyPatch) -> None:
     """Secret values are remembered per environment: a new, changed or removed key is seen."""
-    from tools.secrets import redact
+    from factdebate.tools.core.secrets import redact
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     assert redact(f"a {OPENAI} b") == f"a {OPENAI} b"

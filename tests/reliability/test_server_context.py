@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from factdebate.server_app import ContextCheck
+from factdebate.server.app import ContextCheck
 from tests.test_server import server  # noqa: F401  (the langgraph dev fixture)
 
 BAD = [

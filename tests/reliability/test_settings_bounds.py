@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from factdebate.api import build_context, verify
 from factdebate.cli import app
-from graphs.registry import METHODS, load_method
-from nodes.context import Context
+from factdebate.graphs.registry import METHODS, load_method
+from factdebate.nodes.context import Context
 
 runner = CliRunner()
 
@@ -78,7 +78,7 @@ def test_api_gives_a_clear_value_error_for_bad_settings(settings, message, scrip
 
 async def test_graph_given_a_dict_context_with_a_bad_type_raises_a_value_error(scripted):
     """The server and ``graph.ainvoke(context={...})`` both build the dataclass from a dict."""
-    from graphs.tool_mad import graph
+    from factdebate.graphs.tool_mad import graph
 
     name, model = scripted([])
     context: dict[str, Any] = {"model": name, "max_rounds": "abc"}
@@ -113,8 +113,8 @@ def test_cli_set_reads_a_list_setting_as_comma_separated_and_checks_it(scripted,
 
 @pytest.mark.parametrize("concurrency", [0, 65, 10**6])
 def test_batch_concurrency_is_bounded_for_bench_and_syndec(concurrency, tmp_path):
-    from factdebate.bench import run_bench
-    from factdebate.syndec import run_syndec
+    from factdebate.bench.runner import run_bench
+    from factdebate.training.syndec import run_syndec
 
     with pytest.raises(ValueError, match="concurrency must be within 1..64"):
         run_bench(

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphs.debate_cv import graph as debate_cv
-from graphs.madam_rag import graph as madam_rag
-from graphs.tool_mad import graph as tool_mad
-from nodes.debate_cv.context import DebateCVContext
-from nodes.madam_rag.context import MadamContext
-from nodes.tool_mad.context import ToolMADContext
+from factdebate.graphs.debate_cv import graph as debate_cv
+from factdebate.graphs.madam_rag import graph as madam_rag
+from factdebate.graphs.tool_mad import graph as tool_mad
+from factdebate.nodes.debate_cv.context import DebateCVContext
+from factdebate.nodes.madam_rag.context import MadamContext
+from factdebate.nodes.tool_mad.context import ToolMADContext
+from factdebate.tools import dispatch
 from tests.test_debate_cv import rules as cv_rules
 from tests.test_debate_cv import stop_at
 from tests.test_tool_mad import ARGUE_MARK, CLAIM, debate_rules
-from tools import retrieval
 
 NO_DOCS = "(no documents were retrieved)"
 
@@ -27,7 +27,7 @@ def empty(query: str, k: int) -> list[Any]:
 
 
 async def test_tool_mad_search_down_records_tool_error_and_debates_on(scripted, fake_tools):
-    retrieval.override_tool("search", down)
+    dispatch.override_tool("search", down)
     name, model = scripted(debate_rules())
     out = await tool_mad.ainvoke({"claim": CLAIM}, context=ToolMADContext(model=name, max_rounds=1))
     errors = [e for e in out["errors"] if e["kind"] == "tool_error"]
@@ -39,8 +39,8 @@ async def test_tool_mad_search_down_records_tool_error_and_debates_on(scripted, 
 
 
 async def test_tool_mad_empty_results_are_not_an_error_and_say_so(scripted, fake_tools):
-    retrieval.override_tool("rag", empty)
-    retrieval.override_tool("search", empty)
+    dispatch.override_tool("rag", empty)
+    dispatch.override_tool("search", empty)
     name, model = scripted(debate_rules())
     out = await tool_mad.ainvoke(
         {"claim": CLAIM}, context=ToolMADContext(model=name, max_rounds=1, stability_score=False)
@@ -78,7 +78,7 @@ async def test_tool_mad_hanging_tool_is_a_timeout(scripted, fake_tools):
         time.sleep(2)
         return []
 
-    retrieval.override_tool("search", hang)
+    dispatch.override_tool("search", hang)
     name, _ = scripted(debate_rules())
     out = await tool_mad.ainvoke(
         {"claim": CLAIM},
@@ -88,7 +88,7 @@ async def test_tool_mad_hanging_tool_is_a_timeout(scripted, fake_tools):
 
 
 async def test_debate_cv_with_retrieval_down_debates_on_no_evidence(scripted, fake_tools):
-    retrieval.override_tool("rag", down)
+    dispatch.override_tool("rag", down)
     name, model = scripted(cv_rules(stop_at(1)))
     out = await debate_cv.ainvoke({"claim": CLAIM}, context=DebateCVContext(model=name))
     [error] = [e for e in out["errors"] if e["kind"] == "tool_error"]
@@ -98,7 +98,7 @@ async def test_debate_cv_with_retrieval_down_debates_on_no_evidence(scripted, fa
 
 
 async def test_madam_rag_with_retrieval_down_stops_with_no_documents(scripted, fake_tools):
-    retrieval.override_tool("rag", down)
+    dispatch.override_tool("rag", down)
     name, model = scripted([])
     out = await madam_rag.ainvoke(
         {"question": "Where is the Eiffel Tower?"}, context=MadamContext(model=name)
@@ -109,7 +109,7 @@ async def test_madam_rag_with_retrieval_down_stops_with_no_documents(scripted, f
 
 
 async def test_madam_rag_with_empty_retrieval_stops_with_no_documents(scripted, fake_tools):
-    retrieval.override_tool("rag", empty)
+    dispatch.override_tool("rag", empty)
     name, model = scripted([])
     out = await madam_rag.ainvoke(
         {"question": "Where is the Eiffel Tower?"}, context=MadamContext(model=name)

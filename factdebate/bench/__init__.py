@@ -1,0 +1,1 @@
+"""Benchmarks: run a method over a dataset, score it, report and compare runs."""

@@ -1,0 +1,365 @@
+"""Benchmark summaries: metrics.json, report.md, the confusion-matrix PNG and run comparison."""
+
+from __future__ import annotations
+
+import io
+import json
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from factdebate.bench.metrics import UNPARSED, failed_item, label_metrics, unreadable_flags
+from factdebate.tools.core.files import write_atomic
+from factdebate.tools.scoring.answers import answer_scores, mean_answer_scores
+
+FAILED = "error"  # stop_reason of an item whose run raised
+LABEL_TASK = "labels"  # claim datasets: one gold label per item
+ANSWERS = "answers"  # question datasets: gold (and wrong) answer lists per item
+PLOT_SIZE = (6.4, 3.6)  # inches: every plot of a report has this size (640 x 360 pixels)
+PLOT_DPI = 100
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    pos = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[pos]
+
+
+def cost_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Total and per-item LLM usage, overall and per role."""
+    per_role: dict[str, Counter[str]] = {}
+    for row in rows:
+        for role, usage in (row.get("cost") or {}).items():
+            per_role.setdefault(role, Counter()).update(
+                {k: int(usage.get(k, 0)) for k in ("llm_calls", "input_tokens", "output_tokens")}
+            )
+    total = per_role.pop("total", Counter())
+    n = max(1, len(rows))
+    return {
+        "llm_calls": total["llm_calls"],
+        "input_tokens": total["input_tokens"],
+        "output_tokens": total["output_tokens"],
+        "per_item": {k: total[k] / n for k in ("llm_calls", "input_tokens", "output_tokens")},
+        "per_role": {role: dict(c) for role, c in sorted(per_role.items())},
+    }
+
+
+def latency_summary(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Mean, median, p90 and max seconds per item."""
+    values = [float(r.get("latency_s") or 0.0) for r in rows]
+    return {
+        "mean_s": statistics.fmean(values) if values else 0.0,
+        "p50_s": _percentile(values, 0.5),
+        "p90_s": _percentile(values, 0.9),
+        "max_s": max(values, default=0.0),
+        "sum_s": sum(values),
+    }
+
+
+def run_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Failures (raised, or no model call worked), budget stops, error kinds, cost, latency."""
+    kinds = Counter(e.get("kind", "?") for r in rows for e in (r.get("errors") or []))
+    rounds = [int(r["rounds"]) for r in rows if isinstance(r.get("rounds"), int)]
+    return {
+        "failed": sum(failed_item(r) for r in rows),  # raised, or its model calls failed
+        "budget_exhausted": sum(r.get("stop_reason") == "budget_exhausted" for r in rows),
+        "items_with_errors": sum(bool(r.get("errors")) for r in rows),
+        "error_kinds": dict(sorted(kinds.items())),
+        "stop_reasons": dict(sorted(Counter(str(r.get("stop_reason")) for r in rows).items())),
+        "mean_rounds": statistics.fmean(rounds) if rounds else 0.0,
+        "cost": cost_summary(rows),
+        "latency": latency_summary(rows),
+    }
+
+
+def majority_baseline(golds: Sequence[str], labels: Sequence[str]) -> dict[str, Any] | None:
+    """Accuracy of always answering the most frequent gold label; None without items.
+
+    Ties go to the label listed first in ``labels``.
+    """
+    if not golds:
+        return None
+    counts = Counter(golds)
+    order = {label: n for n, label in enumerate(labels)}
+    label = min(counts, key=lambda g: (-counts[g], order.get(g, len(order)), g))
+    return {"label": label, "accuracy": counts[label] / len(golds), "support": counts[label]}
+
+
+def compute_metrics(rows: Sequence[dict[str, Any]], labels: Sequence[str]) -> dict[str, Any]:
+    """Label metrics plus cost, latency, stop reasons and error kinds of a run's rows."""
+    golds = [r["gold"] for r in rows]
+    preds = [r.get("prediction") for r in rows]
+    scored = label_metrics(golds, preds, labels, unreadable_flags(rows))
+    return {
+        "task": LABEL_TASK,
+        **scored,
+        "labels": list(labels),
+        "majority": majority_baseline(golds, labels),
+        **run_summary(rows),
+    }
+
+
+def compute_answer_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Mean strict exact match and answer precision/recall/F1, plus the run summary.
+
+    A row's ``prediction`` is its answer list (None when the run failed: scored as no answer),
+    ``gold`` the correct answers and ``wrong`` the misinformation answers.
+    """
+    per_item = [
+        answer_scores(r.get("prediction") or [], r["gold"], r.get("wrong") or []) for r in rows
+    ]
+    means = mean_answer_scores(per_item)
+    return {
+        "task": ANSWERS,
+        "n": len(rows),
+        "exact_match": means["exact_match"],
+        "precision": means["precision"],
+        "recall": means["recall"],
+        "f1": means["f1"],
+        "unanswered": sum(r.get("prediction") is None for r in rows),
+        **run_summary(rows),
+    }
+
+
+def plot_confusion(metrics: dict[str, Any], path: Path, title: str) -> None:
+    """Save the confusion matrix (gold rows, predicted columns) as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = list(metrics["labels"])
+    columns = [*labels, UNPARSED]
+    matrix = [[metrics["confusion"][g][p] for p in columns] for g in labels]
+    fig, ax = plt.subplots(figsize=PLOT_SIZE)  # the size of the report's other plots
+    ax.imshow(matrix, cmap="Blues", aspect="auto")  # fill the plot: cells are not squares
+    peak = max((v for row in matrix for v in row), default=0)
+    for i, row in enumerate(matrix):
+        for j, value in enumerate(row):
+            ax.text(
+                j,
+                i,
+                str(value),
+                ha="center",
+                va="center",
+                color="white" if peak and value > peak / 2 else "black",
+                fontsize=11,
+            )
+    ax.set_xticks(range(len(columns)), [c.replace(" ", "\n") for c in columns], fontsize=9)
+    ax.set_yticks(range(len(labels)), [c.replace(" ", "\n") for c in labels], fontsize=9)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("gold")
+    ax.set_title(title, fontsize=11)
+    fig.tight_layout()
+    image = io.BytesIO()
+    fig.savefig(image, format="png", dpi=PLOT_DPI)
+    plt.close(fig)
+    write_atomic(path, image.getvalue())
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}"
+
+
+def _issue_lines(issues: Sequence[str], shown: int = 20) -> list[str]:
+    """Report lines naming the malformed dataset records that were skipped."""
+    if not issues:
+        return []
+    lines = [f"Skipped {len(issues)} malformed dataset record(s):", ""]
+    lines += [f"- {issue}" for issue in issues[:shown]]
+    if len(issues) > shown:
+        lines.append(f"- ... and {len(issues) - shown} more (see metrics.json)")
+    return [*lines, ""]
+
+
+def _header(metrics: dict[str, Any], run: dict[str, Any]) -> list[str]:
+    return [
+        f"# {run['method']} on {run['dataset']}",
+        "",
+        f"Items: {metrics['n']} (limit {run.get('limit')}, seed {run.get('seed')}); "
+        f"settings: `{json.dumps(run.get('context', {}), sort_keys=True)}`"
+        + (f"; server {run['server_url']}" if run.get("server_url") else ""),
+        "",
+    ]
+
+
+def _label_lines(metrics: dict[str, Any]) -> list[str]:
+    labels = metrics["labels"]
+    columns = [*labels, UNPARSED]
+    return [
+        "| accuracy | macro-F1 | unparsed | out of labels | failed runs | items with errors "
+        "| mean rounds |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+        f"| {_pct(metrics['accuracy'])} | {_pct(metrics['macro_f1'])} | {metrics['unparsed']} | "
+        f"{metrics.get('out_of_labels', 0)} | {metrics['failed']} | "
+        f"{metrics['items_with_errors']} | {metrics['mean_rounds']:.2f} |",
+        "",
+        *_majority_lines(metrics),
+        "## Per class",
+        "",
+        "| label | precision | recall | F1 | support |",
+        "|---|---:|---:|---:|---:|",
+        *(
+            f"| {label} | {_pct(c['precision'])} | {_pct(c['recall'])} | {_pct(c['f1'])} | "
+            f"{c['support']} |"
+            for label, c in metrics["per_class"].items()
+        ),
+        "",
+        "## Confusion matrix (rows gold, columns predicted)",
+        "",
+        "| gold \\ predicted | " + " | ".join(columns) + " |",
+        "|---|" + "---:|" * len(columns),
+        *(
+            f"| {g} | " + " | ".join(str(metrics["confusion"][g][p]) for p in columns) + " |"
+            for g in labels
+        ),
+        "",
+        "![confusion matrix](confusion.png)",
+        "",
+    ]
+
+
+def _majority_lines(metrics: dict[str, Any]) -> list[str]:
+    """The majority-class baseline, to read the accuracy against."""
+    majority = metrics.get("majority")
+    if not majority:
+        return []
+    return [
+        f"Majority-class baseline: always answering {majority['label']} scores "
+        f"{_pct(majority['accuracy'])} accuracy ({majority['support']} of {metrics['n']}).",
+        "",
+    ]
+
+
+def _answer_lines(metrics: dict[str, Any]) -> list[str]:
+    return [
+        "| strict EM | answer precision | answer recall | answer F1 | unanswered | failed runs "
+        "| items with errors | mean rounds |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        f"| {_pct(metrics['exact_match'])} | {_pct(metrics['precision'])} | "
+        f"{_pct(metrics['recall'])} | {_pct(metrics['f1'])} | {metrics['unanswered']} | "
+        f"{metrics['failed']} | {metrics['items_with_errors']} | {metrics['mean_rounds']:.2f} |",
+        "",
+        "Strict EM: every gold answer found and no misinformation answer given. Precision: "
+        "share of predicted answers that are correct; recall: share of gold answers found "
+        "(means over items).",
+        "",
+    ]
+
+
+def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
+    """Markdown report of one run (label or answer metrics by ``metrics["task"]``)."""
+    cost, lat = metrics["cost"], metrics["latency"]
+    scores = _answer_lines(metrics) if metrics.get("task") == ANSWERS else _label_lines(metrics)
+    lines = [
+        *_header(metrics, run),
+        *scores,
+        "## Cost",
+        "",
+        f"LLM calls {cost['llm_calls']} ({cost['per_item']['llm_calls']:.1f} per item), "
+        f"input tokens {cost['input_tokens']} ({cost['per_item']['input_tokens']:.0f} per item), "
+        f"output tokens {cost['output_tokens']} "
+        f"({cost['per_item']['output_tokens']:.0f} per item).",
+        "",
+        "| role | LLM calls | input tokens | output tokens |",
+        "|---|---:|---:|---:|",
+        *(
+            f"| {role} | {u.get('llm_calls', 0)} | {u.get('input_tokens', 0)} | "
+            f"{u.get('output_tokens', 0)} |"
+            for role, u in cost["per_role"].items()
+        ),
+        "",
+        "## Latency per item (seconds)",
+        "",
+        "| mean | median | p90 | max |",
+        "|---:|---:|---:|---:|",
+        f"| {lat['mean_s']:.2f} | {lat['p50_s']:.2f} | {lat['p90_s']:.2f} | {lat['max_s']:.2f} |",
+        "",
+        "## Stop reasons and recorded errors",
+        "",
+        "Stop reasons: "
+        + (", ".join(f"{k} {v}" for k, v in metrics["stop_reasons"].items()) or "none"),
+        "",
+        f"Items stopped by a budget (budget_exhausted): {metrics.get('budget_exhausted', 0)}",
+        "",
+        *_issue_lines(run.get("load_issues") or []),
+        *(f"Note: {note}\n" for note in run.get("notes") or []),  # e.g. HoVer run claim-only
+        "Error kinds: "
+        + (", ".join(f"{k} {v}" for k, v in metrics["error_kinds"].items()) or "none"),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_summary(
+    out_dir: Path,
+    rows: Sequence[dict[str, Any]],
+    labels: Sequence[str],
+    run: dict[str, Any],
+    task: str = LABEL_TASK,
+) -> dict[str, Any]:
+    """Write metrics.json, report.md and (labels only) confusion.png; return the metrics."""
+    metrics = compute_answer_metrics(rows) if task == ANSWERS else compute_metrics(rows, labels)
+    metrics["run"] = run
+    write_atomic(out_dir / "metrics.json", json.dumps(metrics, indent=2, default=str) + "\n")
+    if task != ANSWERS:
+        plot_confusion(metrics, out_dir / "confusion.png", f"{run['method']} on {run['dataset']}")
+    write_atomic(out_dir / "report.md", render_report(metrics, run))
+    return metrics
+
+
+_COMPARE_HEADERS = {
+    LABEL_TASK: ("accuracy", "macro-F1", "unparsed"),
+    ANSWERS: ("strict EM", "answer F1", "unanswered"),
+}
+
+
+def _scores(m: dict[str, Any]) -> str:
+    if m.get("task") == ANSWERS:
+        return f"{_pct(m['exact_match'])} | {_pct(m['f1'])} | {m['unanswered']}"
+    return f"{_pct(m['accuracy'])} | {_pct(m['macro_f1'])} | {m['unparsed']}"
+
+
+def compare_runs(dirs: Sequence[Path]) -> str:
+    """Side-by-side Markdown table of several runs' metrics.json (all label or all answer runs).
+
+    Raises:
+        FileNotFoundError: a directory without metrics.json.
+        ValueError: label runs mixed with answer runs (their scores are not comparable).
+    """
+    loaded = []
+    for directory in dirs:
+        path = Path(directory) / "metrics.json"
+        if not path.is_file():
+            raise FileNotFoundError(f"no metrics.json in {directory}: run the benchmark first")
+        loaded.append((Path(directory), json.loads(path.read_text(encoding="utf-8"))))
+    tasks = {m.get("task", LABEL_TASK) for _, m in loaded}
+    if len(tasks) > 1:
+        raise ValueError("cannot compare label runs (claims) with answer runs (questions)")
+    task = tasks.pop() if tasks else LABEL_TASK
+    header = (
+        f"| run | method | dataset | n | {' | '.join(_COMPARE_HEADERS[task])} | failed | "
+        "calls/item | tokens/item | latency mean s |"
+    )
+    lines = [header, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    datasets = set()
+    for directory, m in loaded:
+        run, cost = m.get("run", {}), m["cost"]["per_item"]
+        datasets.add((run.get("dataset"), run.get("limit"), run.get("seed")))
+        lines.append(
+            f"| {directory.name} | {run.get('method')} | {run.get('dataset')} | {m['n']} | "
+            f"{_scores(m)} | {m.get('failed', 0)} | {cost['llm_calls']:.1f} | "
+            f"{cost['input_tokens'] + cost['output_tokens']:.0f} | "
+            f"{m['latency']['mean_s']:.2f} |"
+        )
+    if len(datasets) > 1:
+        lines += [
+            "",
+            "Note: these runs used different datasets, limits or seeds; the items "
+            "differ, so the numbers are not directly comparable.",
+        ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,160 @@
+"""A bench run's review queue: every item paused before its verdict, then decided one by one."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from factdebate.api import build_context
+from factdebate.bench.invokers import Invoker, durable_invoker, thread_of
+from factdebate.bench.page import write_bench_page
+from factdebate.bench.report import write_summary
+from factdebate.bench.runner import RESULTS, RUN_FILE, _prediction, read_results
+from factdebate.nodes.review import pending_review, proposal
+from factdebate.review.resume import aresume
+from factdebate.runs.checkpoints import open_checkpointer
+from factdebate.tools.core.files import write_atomic
+
+QUEUE_DB = "review.sqlite"
+"""The checkpoint file of a bench run's review queue, inside the run folder."""
+PENDING = "pending"
+
+
+class QueueError(ValueError):
+    """A run folder that holds no review queue, or an item that is not waiting."""
+
+
+def queue_checkpoint(out_dir: Path) -> str:
+    """The checkpoint spec of ``out_dir``'s review queue."""
+    return f"sqlite:{Path(out_dir) / QUEUE_DB}"
+
+
+def review_invoker(graph: Any, checkpoint: str, run_key: str) -> Invoker:
+    """Run bench items durably (one thread each) so each one stops at its review step."""
+    inner = durable_invoker(graph, checkpoint, run_key)
+
+    async def invoke(payload: dict[str, Any], context: Any, item_id: str) -> dict[str, Any]:
+        out = await inner(payload, context, item_id)
+        if out.pop("__interrupt__", None):
+            out["review"] = {
+                "status": PENDING,
+                "proposed": out.get("verdict"),
+                "thread": thread_of(run_key, item_id),
+                "checkpoint": checkpoint,
+            }
+        return out
+
+    return invoke
+
+
+def _run(out_dir: Path) -> dict[str, Any]:
+    path = Path(out_dir) / RUN_FILE
+    if not path.is_file():
+        raise QueueError(f"{out_dir}: no {RUN_FILE}; give a bench run folder")
+    run: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    if not (run.get("context") or {}).get("review"):
+        raise QueueError(f"{out_dir}: this run has no review queue (run bench with --review)")
+    return run
+
+
+def _checkpoint(row: dict[str, Any], out_dir: Path, override: str | None) -> str:
+    """Where an item's thread is stored: the override, the row's record, or the run folder."""
+    stored = str(row["review"].get("checkpoint") or "")
+    if override:
+        return override
+    if stored and "***" not in stored:  # a redacted password cannot be used again
+        return stored
+    return queue_checkpoint(out_dir)
+
+
+def pending_items(
+    out_dir: Path, checkpoint: str | None = None
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The rows still awaiting review, each with what its reviewer is shown.
+
+    Raises:
+        QueueError: not a bench run made with ``--review``.
+    """
+    run = _run(out_dir)
+    rows = read_results(Path(out_dir) / RESULTS)
+    waiting = [r for r in rows if (r.get("review") or {}).get("status") == PENDING]
+
+    async def load() -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        found = []
+        graph = _graph(run["method"])
+        for row in waiting:
+            async with open_checkpointer(_checkpoint(row, out_dir, checkpoint)) as saver:
+                durable = graph.builder.compile(checkpointer=saver)
+                config = {"configurable": {"thread_id": row["review"]["thread"]}}
+                snapshot = await durable.aget_state(config)
+            request = pending_review(snapshot)
+            if request is not None:
+                found.append((row, proposal(request, dict(snapshot.values or {}))))
+        return found
+
+    return asyncio.run(load())
+
+
+def _graph(method: str) -> Any:
+    from factdebate.graphs.registry import load_method
+
+    return load_method(method)[0]
+
+
+def apply_decision(
+    out_dir: Path,
+    item_id: str,
+    decision: dict[str, Any],
+    model: str | None = None,
+    checkpoint: str | None = None,
+) -> dict[str, Any]:
+    """Resume one waiting item with ``decision``; rewrite its row and the run's report.
+
+    Returns the updated row.
+
+    Raises:
+        QueueError: an unknown item, or one not waiting for review.
+        ValueError: a decision the method refuses (nothing is changed).
+    """
+    out_dir = Path(out_dir)
+    run = _run(out_dir)
+    rows = read_results(out_dir / RESULTS)
+    row = next((r for r in rows if str(r["id"]) == str(item_id)), None)
+    if row is None or (row.get("review") or {}).get("status") != PENDING:
+        raise QueueError(f"item {item_id!r} is not awaiting review in {out_dir}")
+    settings = dict(run.get("context") or {})
+    if model:
+        settings["model"] = model
+    build_context(run["method"], **settings)  # bad settings fail before anything changes
+    result = asyncio.run(
+        aresume(
+            row["review"]["thread"],
+            checkpoint=_checkpoint(row, out_dir, checkpoint),
+            method=run["method"],
+            **decision,
+            **settings,
+        )
+    )
+    task = run.get("task") or "labels"
+    row["prediction"] = _prediction(result, task)
+    row["review"] = {**row["review"], **result["review"]}
+    write_atomic(
+        out_dir / RESULTS,
+        "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows),
+    )
+    _rewrite_report(out_dir, rows, run, task)
+    return row
+
+
+def _rewrite_report(
+    out_dir: Path, rows: list[dict[str, Any]], run: dict[str, Any], task: str
+) -> None:
+    """Metrics and pages again, now with the reviewed verdicts."""
+    metrics_path = out_dir / "metrics.json"
+    labels: list[str] = []
+    if metrics_path.is_file():
+        labels = list(json.loads(metrics_path.read_text(encoding="utf-8")).get("labels") or [])
+    metrics = write_summary(out_dir, rows, labels, run, task)
+    write_bench_page(out_dir, metrics, rows)

@@ -1,0 +1,5 @@
+"""`python -m factdebate.cli`: the `factdebate` command."""
+
+from factdebate.cli import main
+
+main()

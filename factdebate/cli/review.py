@@ -1,0 +1,314 @@
+"""The command line of human review and replay: `verify --review`, `review`, `history`, `replay`."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+import shutil
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from factdebate.cli import _print_result, _print_turn, err, fail, out, parse_settings
+
+SHOWN_EVIDENCE_CHARS = 300
+QUEUE_DB = "review.sqlite"
+"""The checkpoint file of a bench run's review queue, inside the run folder."""
+
+
+def review_store(
+    thread: str | None, checkpoint: str | None, decided: bool
+) -> tuple[str | None, str | None]:
+    """Where a reviewed run is stored: the given thread and checkpoint, or a temporary file.
+
+    The temporary SQLite file (a review answered now, on a terminal) is removed at exit.
+
+    Raises:
+        ValueError: a decision without the paused run's thread, or a review without a
+            terminal to ask on and nowhere to store the run until it is decided.
+    """
+    if thread is not None or checkpoint is not None:
+        return thread, checkpoint
+    if decided:
+        raise ValueError(
+            "--approve/--verdict finish a paused run: give its --thread and --checkpoint"
+        )
+    if not sys.stdin.isatty():
+        raise ValueError(
+            "--review without a terminal needs --thread and --checkpoint (decide later)"
+        )
+    folder = tempfile.mkdtemp(prefix="factdebate-review-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return "review", f"sqlite:{Path(folder) / 'review.sqlite'}"
+
+
+def show_proposal(proposed: dict[str, Any]) -> None:
+    """Print what a reviewer decides on: the verdict, its reasoning, the evidence."""
+    out.rule("Awaiting review")
+    by = proposed.get("decided_by") or {}
+    who = f" by the {by['agent']} after round {by.get('round')}" if by.get("agent") else ""
+    out.print(f"Proposed verdict{who}: [bold]{proposed.get('verdict') or 'none'}[/bold]")
+    if proposed.get("justification"):
+        out.print(
+            " ".join(str(proposed["justification"]).split())[:1200], markup=False, soft_wrap=True
+        )
+    for doc in proposed.get("evidence") or []:
+        text = " ".join(str(doc.get("text") or "").split())
+        cut = "…" if len(text) > SHOWN_EVIDENCE_CHARS else ""
+        out.print(
+            f"  [{doc.get('id')}] {doc.get('title') or ''}: {text[:SHOWN_EVIDENCE_CHARS]}{cut}",
+            markup=False,
+            soft_wrap=True,
+        )
+    choices = proposed.get("choices")
+    out.print(
+        "Choices: " + (", ".join(choices) if choices else "any answers, several separated by ';'"),
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+def ask_decision(proposed: dict[str, Any]) -> dict[str, Any] | None:
+    """Ask on the terminal: approve, overrule (verdict and note) or leave it for later (None)."""
+    while True:
+        answer = typer.prompt("Approve [a], overrule [o] or leave for later [l]", default="l")
+        key = answer.strip().lower()[:1]
+        if key == "l":
+            return None
+        if key == "a":
+            return {"approve": True, "note": typer.prompt("Note", default="")}
+        if key == "o":
+            verdict = typer.prompt("Verdict")
+            return {"verdict": verdict, "note": typer.prompt("Note", default="")}
+        err.print(f"answer a, o or l (got {answer!r})", markup=False, soft_wrap=True)
+
+
+def later_hint(claim: str, thread: str, checkpoint: str, method: str) -> None:
+    """How to finish a paused run from a script."""
+    base = (
+        f'factdebate verify "{claim}" --method {method} --thread {thread} --checkpoint {checkpoint}'
+    )
+    out.print(f"awaiting review: thread {thread}. Finish it with", markup=False, soft_wrap=True)
+    out.print(f"  {base} --approve [--note TEXT]", markup=False, soft_wrap=True)
+    out.print(f"  {base} --verdict LABEL --note TEXT", markup=False, soft_wrap=True)
+
+
+async def _drain(events: AsyncIterator[tuple[str, dict[str, Any]]], quiet: bool) -> dict[str, Any]:
+    """Print the turns of a stream; return its result (or the awaiting-review proposal)."""
+    result: dict[str, Any] = {}
+    async for node, update in events:
+        if node in ("result", "awaiting_review"):
+            result = {"_event": node, **update}
+        elif not quiet:
+            for turn in update.get("transcript", []) or []:
+                _print_turn(turn)
+    return result
+
+
+def resume_run(
+    thread: str, checkpoint: str, decision: dict[str, Any], settings: dict[str, Any]
+) -> dict[str, Any]:
+    """Apply ``decision`` to the paused ``thread``; the result contract (one-line errors)."""
+    from factdebate.review.resume import aresume
+
+    try:
+        return asyncio.run(aresume(thread, checkpoint=checkpoint, **decision, **settings))
+    except ValueError as exc:
+        fail(str(exc))
+        raise  # unreachable: fail exits
+
+
+def finish_verify(
+    result: dict[str, Any],
+    *,
+    claim: str,
+    method: str,
+    thread: str,
+    checkpoint: str,
+    settings: dict[str, Any],
+    as_json: bool,
+) -> dict[str, Any] | None:
+    """After `verify --review` paused: ask on a terminal, else say how to finish later.
+
+    Returns the final result, or None when the run stays paused.
+    """
+    if as_json:
+        sys.stdout.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
+        return None
+    proposed = result["proposed"]
+    show_proposal(proposed)
+    decision = ask_decision(proposed) if sys.stdin.isatty() else None
+    if decision is None:
+        later_hint(claim, thread, checkpoint, method)
+        return None
+    return resume_run(thread, checkpoint, decision, settings)
+
+
+def history(
+    thread: Annotated[str, typer.Argument(help="The thread (run id) to list.")],
+    checkpoint: Annotated[
+        str, typer.Option(help="Where it is stored: sqlite:PATH or postgresql://...")
+    ],
+    method: Annotated[
+        str | None, typer.Option(help="Method, when the thread does not record it.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON list, nothing else.")] = False,
+) -> None:
+    """List the stored steps of a debate (what ran, the round, the verdict so far)."""
+    from factdebate.review.replay import ahistory
+
+    try:
+        steps = asyncio.run(ahistory(thread, checkpoint=checkpoint, method=method))
+    except ValueError as exc:
+        fail(str(exc))
+    if as_json:
+        sys.stdout.write(json.dumps(steps, default=str) + "\n")
+        return
+    for step in steps:
+        nxt = ", ".join(step["next"]) or "(finished)"
+        extra = f" round {step['round']}" if step.get("round") is not None else ""
+        verdict = f" verdict {step['verdict']}" if step.get("verdict") else ""
+        fork = " (fork of " + step["replay"]["parent_thread"] + ")" if step.get("replay") else ""
+        out.print(
+            f"step {step['step']:>3}: next {nxt}{extra}{verdict}{fork}",
+            markup=False,
+            soft_wrap=True,
+        )
+
+
+def replay(
+    thread: Annotated[str, typer.Argument(help="The stored thread to fork.")],
+    start: Annotated[str, typer.Option("--from", help="Fork where NODE[@ROUND] was about to run.")],
+    checkpoint: Annotated[
+        str, typer.Option(help="Where it is stored: sqlite:PATH or postgresql://...")
+    ],
+    to: Annotated[
+        str | None, typer.Option(help="Name of the new thread (default: derived).")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model for every role.")] = None,
+    judge_model: Annotated[str | None, typer.Option(help="Model of the judge/moderator.")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Any setting, KEY=VALUE.")] = None,
+    method: Annotated[
+        str | None, typer.Option(help="Method, when the thread does not record it.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object, nothing else.")
+    ] = False,
+) -> None:
+    """Fork a stored debate at one step with changed settings and run it on (original kept)."""
+    from factdebate.graphs.registry import load_method
+    from factdebate.review.replay import astream_replay, parse_start
+    from factdebate.review.resume import stored_method_sync
+
+    try:
+        parse_start(start)
+        name = method or stored_method_sync(thread, checkpoint)
+        _, context_cls = load_method(name)
+        settings = parse_settings(set_ or [], context_cls)
+        settings.update(
+            {k: v for k, v in {"model": model, "judge_model": judge_model}.items() if v}
+        )
+    except ValueError as exc:
+        fail(str(exc))
+    events = astream_replay(
+        thread, start, checkpoint=checkpoint, new_thread=to, method=name, **settings
+    )
+
+    async def run() -> tuple[dict[str, Any], dict[str, Any]]:
+        record: dict[str, Any] = {}
+
+        async def tagged() -> AsyncIterator[tuple[str, dict[str, Any]]]:
+            async for node, update in events:
+                if node == "replay":
+                    record.update(update)
+                    if not as_json:
+                        out.print(
+                            f"fork {update['thread']} of {thread} at {start}",
+                            markup=False,
+                            soft_wrap=True,
+                        )
+                    continue
+                yield node, update
+
+        return await _drain(tagged(), as_json), record
+
+    try:
+        result, record = asyncio.run(run())
+    except ValueError as exc:
+        fail(str(exc))
+    _show(result, as_json, f"factdebate verify ... --thread {record.get('thread')}")
+
+
+def _show(result: dict[str, Any], as_json: bool, how: str) -> None:
+    """Print a final result or a paused proposal."""
+    event = result.pop("_event", "result")
+    if as_json:
+        sys.stdout.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
+    elif event == "awaiting_review":
+        show_proposal(result)
+        out.print(f"awaiting review: finish it with {how} --approve", markup=False, soft_wrap=True)
+    else:
+        _print_result(result)
+
+
+def review_queue(
+    run_dir: Annotated[Path, typer.Argument(help="A bench run folder made with --review.")],
+    approve_all: Annotated[bool, typer.Option(help="Approve every waiting item.")] = False,
+    model: Annotated[
+        str | None, typer.Option(help="Model for every role (when run.json's is redacted).")
+    ] = None,
+    checkpoint: Annotated[
+        str | None, typer.Option(help="Where the items are stored, when not in the run folder.")
+    ] = None,
+) -> None:
+    """Walk a bench run's review queue: approve or overrule each waiting item."""
+    from factdebate.bench.review_queue import QueueError, apply_decision, pending_items
+
+    try:
+        waiting = pending_items(run_dir, checkpoint)
+    except QueueError as exc:
+        fail(str(exc))
+    if not waiting:
+        out.print(f"{run_dir}: nothing awaits review", markup=False, soft_wrap=True)
+        return
+    done = 0
+    for row, proposed in waiting:
+        out.print(f"\n[bold]{row['id']}[/bold]: {row.get('claim') or row.get('question') or ''}")
+        if approve_all:
+            decision: dict[str, Any] | None = {"approve": True}
+        else:
+            show_proposal(proposed)
+            decision = ask_decision(proposed)
+        if decision is None:
+            continue
+        try:
+            final = apply_decision(run_dir, row["id"], decision, model=model, checkpoint=checkpoint)
+        except (QueueError, ValueError) as exc:
+            err.print(f"{row['id']}: {exc}", markup=False, soft_wrap=True)
+            continue
+        done += 1
+        out.print(
+            f"  → {final.get('prediction')} ({final['review']['status']})",
+            markup=False,
+            soft_wrap=True,
+        )
+    out.print(
+        f"{done} of {len(waiting)} reviewed; report updated in {run_dir}",
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add `history`, `replay` and `review` to the `factdebate` command."""
+    app.command(epilog="Example: factdebate history t1 --checkpoint sqlite:runs/c.db")(history)
+    app.command(
+        epilog="Example: factdebate replay t1 --from judge@3 --checkpoint sqlite:runs/c.db "
+        "--judge-model openai:gpt-4o"
+    )(replay)
+    app.command("review", epilog="Example: factdebate review runs/bench-fever")(review_queue)

@@ -1,0 +1,1 @@
+"""Self-contained HTML pages of debates."""

@@ -1,0 +1,1 @@
+"""Human review of paused runs, run history and replay."""

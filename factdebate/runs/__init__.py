@@ -1,0 +1,1 @@
+"""Where runs are kept: checkpointed threads and run folders."""

@@ -1,0 +1,1 @@
+"""The LangGraph server's HTTP app."""

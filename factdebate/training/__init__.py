@@ -1,0 +1,1 @@
+"""DebateCV post-training: SynDeC data and moderator D-SFT / D-DPO."""

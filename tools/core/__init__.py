@@ -1,0 +1,1 @@
+"""The small core every tool shares: records, errors, files, secrets, terminal text."""

@@ -1,0 +1,207 @@
+"""Dispatch a debater's tool ('rag', 'search', 'none') to its backend, with a timeout."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Literal
+
+from factdebate.tools.core.records import Evidence, ModelConfigError
+from factdebate.tools.retrieval.embeddings import EncoderMismatchError, encoder_for, spec_of
+from factdebate.tools.retrieval.index import ensure_index
+from factdebate.tools.retrieval.lexical_search import FETCH_DOCS, lexical_index, to_evidence
+from factdebate.tools.retrieval.manifest import IndexMismatchError, IndexUnavailableError
+from factdebate.tools.retrieval.manifest_store import live_manifest
+from factdebate.tools.retrieval.ranking import RRF_K, Passage, rrf
+from factdebate.tools.retrieval.rerank import RERANK_DEPTH, rerank
+from factdebate.tools.retrieval.vectorstore import dense_hits, dense_search, passages_by_id
+from factdebate.tools.websearch.backends import search_backend
+
+ToolFn = Callable[[str, int], list[Evidence]]
+RagEngine = Literal["dense", "hybrid"]
+RAG_ENGINES: tuple[RagEngine, ...] = ("dense", "hybrid")
+DENSE_WEIGHT = 1.0  # weight of the dense ranking in hybrid fusion (stemmed BM25 has 1.0)
+_overrides: dict[str, ToolFn] = {}
+
+
+def override_tool(name: str, fn: ToolFn | None) -> None:
+    """Replace the backend behind a tool name; ``None`` restores the built-in one.
+
+    Used for custom retrievers from Python and for fault-injection tests.
+    """
+    if fn is None:
+        _overrides.pop(name, None)
+    else:
+        _overrides[name] = fn
+
+
+def hybrid_search(
+    collection: str,
+    query: str,
+    k: int,
+    milvus_uri: str = "",
+    *,
+    dense_weight: float = DENSE_WEIGHT,
+    rrf_k: int = RRF_K,
+) -> list[Evidence]:
+    """Fuse dense (the index's encoder) and stemmed BM25 document rankings by weighted RRF.
+
+    Each engine ranks distinct documents (``max(k, FETCH_DOCS)`` deep); a document is shown
+    by the passage of the engine that ranked it higher.
+    """
+    manifest = live_manifest(collection, milvus_uri)
+    depth = max(k, FETCH_DOCS)
+    dense = dense_hits(manifest, query, depth, milvus_uri)
+    lexical = lexical_index(manifest)
+    lexical_ranked = lexical.rank(query, depth)
+    fused = rrf(
+        [[doc for doc, _, _ in dense], [doc for doc, _ in lexical_ranked]],
+        [dense_weight, 1.0],
+        rrf_k,
+    )[:k]
+    dense_at = {doc: (rank, passage) for rank, (doc, passage, _) in enumerate(dense)}
+    lexical_at = {doc: (rank, index) for rank, (doc, index) in enumerate(lexical_ranked)}
+    by_lexical = {  # each shown document by the passage of the engine that ranked it higher
+        doc: lexical_at[doc][1]
+        for doc, _ in fused
+        if lexical_at.get(doc, (depth, 0))[0] < dense_at.get(doc, (depth, ""))[0]
+    }
+    from_milvus = passages_by_id(
+        manifest, [dense_at[doc][1] for doc, _ in fused if doc not in by_lexical], milvus_uri
+    )
+    shown = []
+    for doc, score in fused:
+        if doc in by_lexical:
+            passage = lexical.passages[by_lexical[doc]]
+        else:
+            passage_id = dense_at[doc][1]
+            missing = Passage(id=passage_id, doc=doc, title="", text="")
+            passage = from_milvus.get(passage_id, missing)
+        shown.append(to_evidence(passage, "hybrid", score))
+    return shown
+
+
+def check_encoder(collection: str, embed_model: str, milvus_uri: str = "") -> None:
+    """Refuse a run whose ``embed_model`` is not the encoder ``collection`` was built with.
+
+    Raises:
+        IndexMismatchError: another encoder, or one whose vectors differ from the index's.
+        IndexUnavailableError: the index's encoder cannot be loaded here.
+    """
+    try:
+        encoder_for(spec_of(live_manifest(collection, milvus_uri)), embed_model)
+    except EncoderMismatchError as exc:
+        raise IndexMismatchError(str(exc)) from exc
+    except ModelConfigError as exc:
+        raise IndexUnavailableError(str(exc)) from exc
+
+
+def _rag(
+    collection: str,
+    query: str,
+    k: int,
+    milvus_uri: str,
+    rag_engine: str,
+    embed_model: str,
+    rerank_model: str,
+) -> list[Evidence]:
+    """The 'rag' tool: dense or hybrid, then the cross-encoder over the top candidates."""
+    if rag_engine not in RAG_ENGINES:
+        raise ValueError(f"unknown rag_engine {rag_engine!r}: expected dense or hybrid")
+    ensure_index(collection, milvus_uri, lexical=rag_engine == "hybrid")
+    check_encoder(collection, embed_model, milvus_uri)
+    depth = max(k, RERANK_DEPTH) if rerank_model else k
+    if rag_engine == "hybrid":
+        found = hybrid_search(collection, query, depth, milvus_uri)
+    else:
+        found = dense_search(collection, query, depth, milvus_uri)
+    if not rerank_model:
+        return found
+    try:
+        return rerank(rerank_model, query, found, k)
+    except ModelConfigError as exc:
+        raise IndexUnavailableError(str(exc)) from exc
+
+
+def _run(
+    tool: str,
+    query: str,
+    k: int,
+    collection: str,
+    milvus_uri: str,
+    backend: str,
+    rag_engine: str = "hybrid",
+    timeout: float = 60.0,
+    embed_model: str = "",
+    rerank_model: str = "",
+) -> list[Evidence]:
+    if tool in _overrides:
+        return _overrides[tool](query, k)
+    if tool == "none":
+        return []
+    if tool == "rag":
+        return _rag(collection, query, k, milvus_uri, rag_engine, embed_model, rerank_model)
+    if tool == "search":
+        engine = search_backend(backend, collection, timeout, milvus_uri)
+        if engine.name == "bm25":
+            ensure_index(collection, milvus_uri)
+        return engine.search(query, k)
+    raise ValueError(f"unknown tool {tool!r}: expected rag, search or none")
+
+
+def run_tool(
+    tool: str,
+    query: str,
+    *,
+    k: int,
+    collection: str,
+    milvus_uri: str = "",
+    search_backend_name: str = "auto",
+    rag_engine: str = "hybrid",
+    embed_model: str = "",
+    rerank_model: str = "",
+) -> list[Evidence]:
+    """One retrieval, synchronously: exactly what a debater's tool returns (benchmarks use it)."""
+    return _run(
+        tool,
+        query,
+        k,
+        collection,
+        milvus_uri,
+        search_backend_name,
+        rag_engine,
+        embed_model=embed_model,
+        rerank_model=rerank_model,
+    )
+
+
+async def retrieve(
+    tool: str,
+    query: str,
+    *,
+    k: int,
+    collection: str,
+    milvus_uri: str = "",
+    search_backend_name: str = "auto",
+    rag_engine: str = "hybrid",
+    timeout: float = 60.0,
+    embed_model: str = "",
+    rerank_model: str = "",
+) -> list[Evidence]:
+    """Run one retrieval off the event loop; raises on failure or timeout (callers record it)."""
+    return await asyncio.wait_for(
+        asyncio.to_thread(
+            _run,
+            tool,
+            query,
+            k,
+            collection,
+            milvus_uri,
+            search_backend_name,
+            rag_engine,
+            timeout,
+            embed_model,
+            rerank_model,
+        ),
+        timeout=timeout,
+    )

@@ -1,0 +1,1 @@
+"""Chat models: loading by name, calling with budgets, the embedded local model."""

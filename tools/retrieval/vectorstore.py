@@ -1,0 +1,145 @@
+"""Dense retrieval over Milvus (embedded Milvus Lite by default, any server by URI)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from factdebate.tools.core.records import Evidence
+from factdebate.tools.retrieval.embeddings import encoder_for, spec_of
+from factdebate.tools.retrieval.manifest import (
+    IndexMismatchError,
+    IndexMissingError,
+    Manifest,
+)
+from factdebate.tools.retrieval.manifest_store import live_manifest
+from factdebate.tools.retrieval.milvus import milvus_client, milvus_lock, milvus_uri
+from factdebate.tools.retrieval.ranking import Passage, best_per_document
+
+_verified: set[tuple[str, str]] = set()
+MAX_FETCH = 16_384  # Milvus's own cap on one search's result count
+READ_CONSISTENCY = "Bounded"
+"""Searches of a finished (never written again) generation need not wait for the newest
+timestamp: on a server, Strong consistency added about 200 ms to every search."""
+MIN_EF = 64  # HNSW search breadth floor (it is raised to the number of hits asked for)
+
+
+def collection_exists(collection: str, uri: str = "") -> bool:
+    """Whether ``collection`` has a live, compatible index with its Milvus part present.
+
+    Raises:
+        IndexUnavailableError: the Milvus index cannot be opened (checked first).
+    """
+    client = milvus_client(milvus_uri(uri))
+    try:
+        manifest = live_manifest(collection, uri)
+    except (IndexMissingError, IndexMismatchError):
+        return False
+    with milvus_lock:
+        return bool(client.has_collection(manifest.milvus_name))
+
+
+def _checked(client: Any, manifest: Manifest, uri: str) -> None:
+    """Load the generation once per process and check its row count against the manifest."""
+    key = (uri, manifest.milvus_name)
+    if key in _verified:
+        return
+    if not client.has_collection(manifest.milvus_name):
+        raise IndexMismatchError(
+            f"the manifest of {manifest.collection!r} names a Milvus collection that is missing "
+            f"at {uri}: re-run `factdebate index PATH --collection {manifest.collection}`"
+        )
+    client.load_collection(manifest.milvus_name)
+    rows = int(
+        client.query(
+            manifest.milvus_name,
+            filter="",
+            output_fields=["count(*)"],
+            consistency_level="Strong",
+        )[0]["count(*)"]
+    )
+    if rows != manifest.passages:
+        raise IndexMismatchError(
+            f"Milvus holds {rows} passages of {manifest.collection!r} but its manifest says "
+            f"{manifest.passages}: re-run `factdebate index PATH --collection "
+            f"{manifest.collection}`"
+        )
+    _verified.add(key)
+
+
+def passage_depth(k: int, passages: int) -> int:
+    """How many passages to fetch so that ``k`` distinct documents usually remain after grouping."""
+    return min(max(8 * k, 100), MAX_FETCH, passages)
+
+
+def search_params(manifest: Manifest, limit: int) -> dict[str, Any]:
+    """Search parameters for the manifest's dense index (HNSW's ``ef`` at least ``limit``)."""
+    if manifest.dense_index == "HNSW":
+        return {"metric_type": "COSINE", "params": {"ef": max(MIN_EF, limit)}}
+    return {}
+
+
+def dense_hits(
+    manifest: Manifest, query: str, k: int, uri: str = ""
+) -> list[tuple[str, str, float]]:
+    """The ``k`` best distinct documents as ``(document, best passage id, cosine)``, no texts."""
+    client = milvus_client(milvus_uri(uri))
+    vector = encoder_for(spec_of(manifest)).embed_query(query)  # the index's own encoder
+    fetch = passage_depth(k, manifest.passages)
+    with milvus_lock:
+        _checked(client, manifest, milvus_uri(uri))
+        hits = client.search(
+            collection_name=manifest.milvus_name,
+            data=[vector],
+            limit=fetch,
+            output_fields=["doc"],  # texts only for the passages shown (passages_by_id)
+            search_params=search_params(manifest, fetch),
+            consistency_level=READ_CONSISTENCY,
+        )[0]
+    best = best_per_document(((str(h["entity"].get("doc", "")), i) for i, h in enumerate(hits)), k)
+    return [(doc, str(hits[i]["id"]), float(hits[i]["distance"])) for doc, i in best]
+
+
+def passages_by_id(manifest: Manifest, ids: Sequence[str], uri: str = "") -> dict[str, Passage]:
+    """The stored passages with these ids (title and text read from Milvus)."""
+    if not ids:
+        return {}
+    client = milvus_client(milvus_uri(uri))
+    with milvus_lock:
+        rows = client.get(
+            collection_name=manifest.milvus_name,
+            ids=list(ids),
+            output_fields=["doc", "title", "text"],
+            consistency_level=READ_CONSISTENCY,
+        )
+    return {
+        str(row["id"]): Passage(
+            id=str(row["id"]),
+            doc=str(row.get("doc", "")),
+            title=str(row.get("title", "")),
+            text=str(row.get("text", "")),
+        )
+        for row in rows
+    }
+
+
+def dense_rank(
+    manifest: Manifest, query: str, k: int, uri: str = ""
+) -> list[tuple[str, Passage, float]]:
+    """The ``k`` best distinct documents by cosine similarity of their best passage."""
+    hits = dense_hits(manifest, query, k, uri)
+    shown = passages_by_id(manifest, [passage for _, passage, _ in hits], uri)
+    out = []
+    for doc, passage, score in hits:
+        row = shown.get(passage)
+        title, text = (row["title"], row["text"]) if row else ("", "")
+        out.append((doc, Passage(id=passage, doc=doc, title=title, text=text), score))
+    return out
+
+
+def dense_search(collection: str, query: str, k: int, uri: str = "") -> list[Evidence]:
+    """Top-``k`` distinct documents by cosine similarity, each shown by its best passage."""
+    return [
+        Evidence(id=doc, title=p["title"], text=p["text"], source="milvus", score=score)
+        for doc, p, score in dense_rank(live_manifest(collection, uri), query, k, uri)
+    ]

@@ -1,0 +1,1 @@
+"""Scores: RAGAS faithfulness and relevance, long-form factuality, answer sets."""

@@ -1,0 +1,1 @@
+"""Web search backends (Tavily, Serper, OpenAlex) behind one result shape."""
