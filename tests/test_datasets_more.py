@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from factdebate import datasets as ds
-from factdebate.bench.runner import load_items, read_results, run_bench
+from factdebate.bench import load_items, read_results, run_bench
 from factdebate.datasets import NOT_ENOUGH_INFO, REFUTES, SUPPORTS, DatasetError
 
 SHARED = Path(
@@ -311,7 +311,7 @@ def test_feverous_without_database_is_claim_only(tmp_path: Path) -> None:
 
 def test_faviq_sets_and_bad_line(tmp_path: Path) -> None:
     root = faviq(tmp_path)
-    a, r = ds.DATASETS["faviq-a"](root / "faviq"), ds.DATASETS["faviq-r"](root / "faviq")
+    a, r = ds.DATASETS["faviq-a"].load(root / "faviq"), ds.DATASETS["faviq-r"].load(root / "faviq")
     assert (a.name, r.name) == ("faviq-a", "faviq-r")
     assert [i.id for i in a.items] == [f"a{i}" for i in range(6)]
     assert a.items[0].evidence == [] and a.items[1].evidence[0]["text"] == "Passage 1."
@@ -449,12 +449,13 @@ def test_every_downloaded_dataset_is_registered() -> None:
         "factool-qa",
         "pubmedqa",
     }
+    assert {n for n, spec in ds.DATASETS.items() if not spec.shipped} == set(BUILD) - {"bingcheck"}
 
 
 @pytest.mark.parametrize("dataset", sorted(BUILD))
 def test_bench_limit_5_runs_on_scripted_models(tmp_path: Path, scripted, dataset: str) -> None:
     root = BUILD[dataset](tmp_path / "data")
-    question_set = dataset in ds.QUESTION_SETS
+    question_set = ds.DATASETS[dataset].task == ds.ANSWER_TASK
     answer = json.dumps({"answers": ["Paris", "Lyon"], "explanation": "scripted"})
     name, model = scripted(
         [("AnswerList", answer)],
@@ -532,7 +533,7 @@ def test_pubmed_corpus_leaves_out_the_conclusion(tmp_path: Path) -> None:
 def test_medqa_retrieves_from_the_pubmed_index(
     tmp_path: Path, data_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from factdebate.bench.runner import prepare_collection
+    from factdebate.bench.corpus import prepare_collection
     from factdebate.graphs.registry import load_method
 
     built: list[tuple[str, list[str]]] = []
