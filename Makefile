@@ -42,9 +42,11 @@ test: lint docs
 test-fast: $(VENV)/.installed
 	$(PY) -m pytest -m "not slow"
 
+# Import contracts (pyproject.toml [tool.importlinter]): layers, method rooms apart, no cycles.
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/mypy
 
 # The documentation site (MkDocs, Material): diagrams, settings tables and the CLI reference are

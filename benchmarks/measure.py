@@ -15,7 +15,7 @@ from importlib import resources
 from typing import Any
 
 from factdebate.api import averify
-from factdebate.cli import parse_settings
+from factdebate.cli.common import parse_settings
 from factdebate.graphs.registry import load_method
 
 

@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 
 from benchmarks.server_bench_graph import LATENCY_ENV, MODEL, install
-from factdebate.bench.runner import arun_bench, read_results
+from factdebate.bench import arun_bench, read_results
 
 REPO = Path(__file__).resolve().parents[1]
 READY_S = 180.0
@@ -63,7 +63,7 @@ def start_server(folder: Path, latency: float, jobs: int) -> tuple[subprocess.Po
     config = {
         "dependencies": [str(REPO)],
         "graphs": {"cot": graph},
-        "http": {"app": str(REPO / "factdebate" / "server_app.py") + ":app"},
+        "http": {"app": str(REPO / "factdebate" / "server" / "app.py") + ":app"},
     }
     (folder / "langgraph.json").write_text(json.dumps(config))
     port = free_port()

@@ -214,7 +214,7 @@ async def critical_madam(latency: float, repeats: int, documents: int = 5) -> Ro
 
 async def batch_throughput(latency: float, claims: int, dataset: str) -> Row:
     """``claims`` Tool-MAD claims through ``arun_bench`` at concurrency ``claims`` vs ideal."""
-    from factdebate.bench.runner import arun_bench
+    from factdebate.bench import arun_bench
     from factdebate.datasets import DatasetError
 
     model = _model(TOOL_MAD_RULES, latency)

@@ -1,1 +1,5 @@
-"""factdebate: fact verification by multi-agent LLM debate (CLI, API, benchmarks)."""
+"""Fact verification by multi-agent LLM debate over evidence, as LangGraph graphs."""
+
+from factdebate.tools.core.errors import FactDebateError
+
+__all__ = ["FactDebateError"]

@@ -12,12 +12,13 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from factdebate.graphs.registry import METHODS, load_method
+from factdebate.graphs.registry import MethodSpec, resolve
 from factdebate.nodes.claims import InputError, clean_claim
 from factdebate.nodes.review import is_review, proposal, review_wanted
 from factdebate.runs.checkpoints import check_checkpoint as check_checkpoint
 from factdebate.runs.checkpoints import checkpoint_path as checkpoint_path
 from factdebate.runs.checkpoints import open_checkpointer
+from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.core.files import check_target
 from factdebate.tools.core.records import Evidence
 from factdebate.tools.core.secrets import redact_deep
@@ -32,9 +33,9 @@ METHOD_KEY = "factdebate_method"
 def check_concurrency(concurrency: int) -> None:
     """Refuse a batch concurrency outside 1..MAX_CONCURRENCY (ValueError, one line)."""
     if isinstance(concurrency, bool) or not isinstance(concurrency, int):
-        raise ValueError(f"concurrency must be an integer, got {concurrency!r}")
+        raise SettingsError(f"concurrency must be an integer, got {concurrency!r}")
     if not 1 <= concurrency <= MAX_CONCURRENCY:
-        raise ValueError(f"concurrency must be within 1..{MAX_CONCURRENCY}, got {concurrency}")
+        raise SettingsError(f"concurrency must be within 1..{MAX_CONCURRENCY}, got {concurrency}")
 
 
 def _spec(value: Any) -> Any:
@@ -44,11 +45,11 @@ def _spec(value: Any) -> Any:
     return value
 
 
-def build_context(method: str, **settings: Any) -> Any:
+def build_context(method: str | MethodSpec, **settings: Any) -> Any:
     """The method's settings object; unknown names and bad values raise ValueError."""
-    _, context_cls = load_method(method)
+    spec = resolve(method)
     given = {k: _spec(v) for k, v in settings.items() if v is not None}
-    return context_cls.from_settings(given)
+    return spec.context_class().from_settings(given)
 
 
 def check_models(context: Any) -> None:
@@ -71,24 +72,31 @@ def input_keys(graph: Any) -> set[str]:
 
 
 def make_input(
-    method: str, text: str, context: Any, documents: list[Evidence] | None = None
+    method: str | MethodSpec,
+    text: str,
+    context: Any,
+    documents: list[Evidence] | None = None,
+    graph: Any = None,
 ) -> dict[str, Any]:
     """The graph input for a claim or question, with caller-supplied documents if any.
+
+    ``graph`` is the method's compiled graph when the caller has it (loaded otherwise, only
+    to see whether it takes documents).
 
     Raises:
         InputError: bad text, an answer-scoring method (use ``score_answer``), or documents
             given to a method that retrieves its own.
     """
-    kind = METHODS[method].input_kind
-    if kind == "answer":
-        raise InputError(f"{method} scores long answers: use `factdebate score-answer`")
-    key = "claim" if kind == "claim" else "question"
+    spec = resolve(method)
+    if spec.input_kind == "answer":
+        raise InputError(f"{spec.name} scores long answers: use `factdebate score-answer`")
+    key = "claim" if spec.input_kind == "claim" else "question"
     payload: dict[str, Any] = {key: clean_claim(text, context.max_claim_chars)}
     if documents is not None:
-        graph, _ = load_method(method)
-        doc_key = next((k for k in ("documents", "evidence") if k in input_keys(graph)), None)
+        keys = input_keys(graph if graph is not None else spec.load_graph())
+        doc_key = next((k for k in ("documents", "evidence") if k in keys), None)
         if doc_key is None:
-            raise InputError(f"{method} retrieves its own evidence and takes no documents")
+            raise InputError(f"{spec.name} retrieves its own evidence and takes no documents")
         payload[doc_key] = documents
     return payload
 
@@ -130,7 +138,7 @@ async def stream_events(
 
 async def astream_verify(
     text: str,
-    method: str = "tool-mad",
+    method: str | MethodSpec = "tool-mad",
     documents: list[Evidence] | None = None,
     *,
     checkpoint: str | None = None,
@@ -153,23 +161,26 @@ async def astream_verify(
         InputError: bad text, or a thread that holds a different claim.
         ValueError: bad settings, a bad checkpoint spec, or only one of checkpoint/thread.
     """
-    graph, _ = load_method(method)
-    context = build_context(method, **settings)
-    payload = make_input(method, text, context, documents)
+    spec = resolve(method)
+    graph = spec.load_graph()
+    context = build_context(spec, **settings)
+    payload = make_input(spec, text, context, documents, graph)
     if checkpoint is None and thread is None:
         if review_wanted(context):
-            raise ValueError("review needs --checkpoint and --thread, to resume after the review")
+            raise SettingsError(
+                "review needs --checkpoint and --thread, to resume after the review"
+            )
         async for event in stream_events(graph, payload, context):
             yield event
         return
     if not checkpoint or not thread:
-        raise ValueError("--thread and --checkpoint go together: give both or neither")
+        raise SettingsError("--thread and --checkpoint go together: give both or neither")
     builder = graph.builder
     async with open_checkpointer(checkpoint) as saver:
-        durable = builder.compile(checkpointer=saver, name=method)
+        durable = builder.compile(checkpointer=saver, name=spec.name)
         config: dict[str, Any] = {
             "configurable": {"thread_id": thread},
-            "metadata": {METHOD_KEY: method},
+            "metadata": {METHOD_KEY: spec.name},
         }
         snapshot = await durable.aget_state(config)
         stored = dict(snapshot.values or {})
@@ -210,10 +221,11 @@ async def averify(
     """
     if html is not None:
         check_page_path(html)
+    spec = resolve(method)
     result: dict[str, Any] = {}
     started = time.perf_counter()
     async for node, update in astream_verify(
-        text, method, documents, checkpoint=checkpoint, thread=thread, **settings
+        text, spec, documents, checkpoint=checkpoint, thread=thread, **settings
     ):
         if node == "result":
             result = update
@@ -222,7 +234,7 @@ async def averify(
     if html is not None:
         elapsed = time.perf_counter() - started
         await asyncio.to_thread(
-            lambda: save_debate_page(html, result, text, method, elapsed_s=elapsed, **settings)
+            lambda: save_debate_page(html, result, text, spec, elapsed_s=elapsed, **settings)
         )
     return result
 
@@ -235,19 +247,19 @@ def check_page_path(path: str | Path) -> None:
     """
     target = Path(path).expanduser()
     if target.is_dir():
-        raise ValueError(f"--html {path}: is a folder; give a file name such as debate.html")
+        raise SettingsError(f"--html {path}: is a folder; give a file name such as debate.html")
     check_target(target, "--html")  # a device, pipe or symlink is never written through
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ValueError(f"--html {path}: cannot create its folder ({exc.strerror})") from exc
+        raise SettingsError(f"--html {path}: cannot create its folder ({exc.strerror})") from exc
 
 
 def save_debate_page(
     path: str | Path,
     result: dict[str, Any],
     text: str,
-    method: str,
+    method: str | MethodSpec,
     *,
     elapsed_s: float | None = None,
     **settings: Any,
@@ -261,9 +273,10 @@ def save_debate_page(
     """
     from factdebate.pages.debate import write_debate_page
 
-    context = build_context(method, **settings)
+    spec = resolve(method)
+    context = build_context(spec, **settings)
     shown = {f.name: getattr(context, f.name) for f in fields(context)}
-    return write_debate_page(path, result, " ".join(text.split()), method, shown, elapsed_s)
+    return write_debate_page(path, result, " ".join(text.split()), spec.name, shown, elapsed_s)
 
 
 def verify(

@@ -7,36 +7,14 @@ torch, llama.cpp, RAGAS), so a typo is refused in well under a second.
 from __future__ import annotations
 
 import difflib
-import importlib
 from collections.abc import Iterable, Sequence
 from dataclasses import MISSING, Field, dataclass, fields
-from functools import cache
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from factdebate.graphs.registry import METHODS
+from factdebate.graphs.registry import context_class as catalog_context
 from factdebate.nodes.context import Context
-from factdebate.nodes.tool_mad.context import ABLATIONS, ablation_context
-
-CONTEXTS: dict[str, str] = {
-    # method -> "module:Class" of its settings, as its graph module passes them (context_schema);
-    # tests/test_cli_settings.py checks every entry against the compiled graph.
-    "tool-mad": "factdebate.nodes.tool_mad.context:ToolMADContext",
-    "cot": "factdebate.nodes.context:Context",
-    "react": "factdebate.nodes.baselines.context:ReactContext",
-    "mad": "factdebate.nodes.baselines.context:MADContext",
-    "madke": "factdebate.nodes.baselines.context:MADKEContext",
-    "mad-fact": "factdebate.nodes.mad_fact.context:MADFactContext",
-    "single-verifier": "factdebate.nodes.mad_fact.context:SingleVerifierContext",
-    "debate-cv": "factdebate.nodes.debate_cv.context:DebateCVContext",
-    "rag-cot": "factdebate.nodes.debate_cv.context:RAGCoTContext",
-    "majority": "factdebate.nodes.debate_cv.context:MajorityContext",
-    "cooperation": "factdebate.nodes.debate_cv.context:CooperationContext",
-    "madam-rag": "factdebate.nodes.madam_rag.context:MadamContext",
-    "madam-no-rag": "factdebate.nodes.madam_rag.context:MadamContext",
-    "madam-concat-rag": "factdebate.nodes.madam_rag.context:MadamContext",
-    "madam-self-reflect": "factdebate.nodes.madam_rag.context:MadamContext",
-}
-"""Where each method's settings class lives; Tool-MAD's ablations are built from ABLATIONS."""
+from factdebate.tools.core.errors import SettingsError
 
 GROUPS = (
     "models and roles",
@@ -127,9 +105,9 @@ def check_method(method: str, kind: Literal["any", "verify"] = "any") -> None:
     if method in names:
         return
     if method in METHODS:  # MAD-Fact scores a long answer, not one claim
-        raise ValueError(f"{method} checks a long answer: use `factdebate score-answer`")
+        raise SettingsError(f"{method} checks a long answer: use `factdebate score-answer`")
     hint = did_you_mean(method, names) or f" Choose one of: {', '.join(names)}."
-    raise ValueError(f"unknown method {method!r}.{hint} (`factdebate methods` describes each)")
+    raise SettingsError(f"unknown method {method!r}.{hint} (`factdebate methods` describes each)")
 
 
 MAX_CONCURRENCY = 64
@@ -140,7 +118,7 @@ def check_count(option: str, value: int, lo: int, hi: int | None = None) -> None
     """Refuse a count option outside ``lo..hi`` (ValueError naming the option)."""
     if value < lo or (hi is not None and value > hi):
         bounds = f"within {lo}..{hi}" if hi is not None else f"at least {lo}"
-        raise ValueError(f"{option} must be {bounds}, got {value}")
+        raise SettingsError(f"{option} must be {bounds}, got {value}")
 
 
 def check_dataset(dataset: str, names: Sequence[str]) -> None:
@@ -148,17 +126,13 @@ def check_dataset(dataset: str, names: Sequence[str]) -> None:
     if dataset in names:
         return
     hint = did_you_mean(dataset, names) or f" Choose one of: {', '.join(names)}."
-    raise ValueError(f"unknown dataset {dataset!r}.{hint}")
+    raise SettingsError(f"unknown dataset {dataset!r}.{hint}")
 
 
-@cache
 def context_class(method: str) -> type[Context]:
     """The settings class of ``method``, without importing its graph (LangGraph, models)."""
     check_method(method)
-    if method in ABLATIONS:  # as factdebate.graphs.tool_mad_ablations builds them
-        return ablation_context(method, METHODS[method].description + ".")
-    module, _, attr = CONTEXTS[method].partition(":")
-    cls: type[Context] = getattr(importlib.import_module(module), attr)
+    cls: type[Context] = catalog_context(method)
     return cls
 
 
@@ -269,14 +243,14 @@ def _typed(key: str, raw: str, hint: Any) -> Any:
     """``raw`` converted to the setting's type (bounds are checked by the Context class)."""
     if hint is bool:
         if raw.lower() not in _TRUE | _FALSE:
-            raise ValueError(f"--set {key} expects true or false, got {raw!r}")
+            raise SettingsError(f"--set {key} expects true or false, got {raw!r}")
         return raw.lower() in _TRUE
     if hint is int or hint is float:
         try:
             return hint(raw)
         except ValueError:
             word = "an integer" if hint is int else "a number"
-            raise ValueError(f"--set {key} expects {word}, got {raw!r:.80}") from None
+            raise SettingsError(f"--set {key} expects {word}, got {raw!r:.80}") from None
     if get_origin(hint) is list:
         return [part.strip() for part in raw.split(",") if part.strip()]
     return raw
@@ -296,7 +270,7 @@ def parse_settings(
         key, sep, raw = pair.partition("=")
         key = key.strip().replace("-", "_")
         if not sep or not key:
-            raise ValueError(f"bad --set {pair!r:.80}: expected KEY=VALUE")
+            raise SettingsError(f"bad --set {pair!r:.80}: expected KEY=VALUE")
         if key not in known:
             where = f" for {method}" if method else ""
             listing = (
@@ -304,7 +278,7 @@ def parse_settings(
                 if method
                 else f" Known: {', '.join(sorted(known))}."
             )
-            raise ValueError(
+            raise SettingsError(
                 f"unknown setting {key!r:.80}{where}.{did_you_mean(key, known)}{listing}"
             )
         settings[key] = _typed(key, raw, hints[key])
@@ -327,6 +301,6 @@ def check_settings(
             message = str(exc)
             for prefix in (f"setting {name} ", f"{name} "):
                 if message.startswith(prefix):
-                    raise ValueError(f"{flag} {message.removeprefix(prefix)}") from None
-            raise ValueError(f"{flag}: {message}") from None
+                    raise SettingsError(f"{flag} {message.removeprefix(prefix)}") from None
+            raise SettingsError(f"{flag}: {message}") from None
     return context_cls(**settings)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from factdebate.nodes.debate_cv.context import CooperationContext
+from factdebate.graphs.registry import context_class
 from factdebate.nodes.debate_cv.cooperation import (
     assistant,
     route_after_assistant,
@@ -21,6 +21,8 @@ from factdebate.nodes.debate_cv.cooperation import (
 from factdebate.nodes.debate_cv.debate_turn import make_prepare_node
 from factdebate.nodes.debate_cv.state import CooperationState, EvidenceClaimInput, EvidenceOutput
 from factdebate.nodes.review import add_review, averitec_labels
+
+CooperationContext = context_class("cooperation")  # the settings class the catalog names
 
 builder = StateGraph(
     CooperationState,

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from factdebate.nodes.debate_cv.context import DebateCVContext
+from factdebate.graphs.registry import context_class
 from factdebate.nodes.debate_cv.debate_turn import make_debater_node, make_prepare_node
 from factdebate.nodes.debate_cv.moderator import final_verdict, moderate, route_after_moderator
 from factdebate.nodes.debate_cv.state import DebateCVOutput, DebateCVState, EvidenceClaimInput
 from factdebate.nodes.review import add_review, averitec_labels
+
+DebateCVContext = context_class("debate-cv")  # the settings class the catalog names
 
 builder = StateGraph(
     DebateCVState,

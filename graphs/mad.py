@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from factdebate.nodes.baselines.context import MADContext
+from factdebate.graphs.registry import context_class
 from factdebate.nodes.baselines.mad import judge, make_side_node, route_after_judge
 from factdebate.nodes.baselines.state import MADState
 from factdebate.nodes.review import add_review, fever_labels
 from factdebate.nodes.state import ClaimInput, DebateOutput
+
+MADContext = context_class("mad")  # the settings class the catalog names
 
 builder = StateGraph(
     MADState, context_schema=MADContext, input_schema=ClaimInput, output_schema=DebateOutput

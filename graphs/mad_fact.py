@@ -13,12 +13,14 @@ from typing import Any, cast
 from langgraph.graph import START, StateGraph
 
 from factdebate.graphs.jury import graph as jury_graph
+from factdebate.graphs.registry import context_class
 from factdebate.nodes.mad_fact.clerk import clerk, write_references
-from factdebate.nodes.mad_fact.context import MADFactContext
 from factdebate.nodes.mad_fact.dispatch import pooled, route_claims
 from factdebate.nodes.mad_fact.score_answer import score_answer
 from factdebate.nodes.mad_fact.state import AnswerInput, MADFactState, MADFactStream
 from factdebate.nodes.review import add_review, answer_labels
+
+MADFactContext = context_class("mad-fact")  # the settings class the catalog names
 
 builder = StateGraph(
     MADFactState,

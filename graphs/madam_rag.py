@@ -15,12 +15,14 @@ from typing import Any, cast
 
 from langgraph.graph import END, START, StateGraph
 
+from factdebate.graphs.registry import context_class
 from factdebate.nodes.madam_rag.aggregate import aggregate
-from factdebate.nodes.madam_rag.context import MadamContext
 from factdebate.nodes.madam_rag.doc_agent import doc_agent, fan_out
 from factdebate.nodes.madam_rag.prepare import prepare
 from factdebate.nodes.madam_rag.state import MadamOutput, MadamState, QuestionInput
 from factdebate.nodes.review import add_review, free_answers
+
+MadamContext = context_class("madam-rag")  # the settings class the catalog names
 
 builder = StateGraph(
     MadamState, context_schema=MadamContext, input_schema=QuestionInput, output_schema=MadamOutput

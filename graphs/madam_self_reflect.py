@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
+from factdebate.graphs.registry import context_class
 from factdebate.nodes.madam_rag.baselines import continue_or_end, initial_answer, refine, review
-from factdebate.nodes.madam_rag.context import MadamContext
 from factdebate.nodes.madam_rag.prepare import prepare
 from factdebate.nodes.madam_rag.state import MadamOutput, QuestionInput, ReflectState
 from factdebate.nodes.review import add_review, free_answers
+
+MadamContext = context_class("madam-self-reflect")  # the settings class the catalog names
 
 builder = StateGraph(
     ReflectState,

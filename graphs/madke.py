@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from factdebate.nodes.baselines.context import MADKEContext
+from factdebate.graphs.registry import context_class
 from factdebate.nodes.baselines.madke import (
     AGENTS,
     check,
@@ -22,6 +22,8 @@ from factdebate.nodes.baselines.madke import (
 from factdebate.nodes.baselines.state import MADKEOutput, MADKEState
 from factdebate.nodes.review import add_review, fever_labels
 from factdebate.nodes.state import ClaimInput
+
+MADKEContext = context_class("madke")  # the settings class the catalog names
 
 builder = StateGraph(
     MADKEState, context_schema=MADKEContext, input_schema=ClaimInput, output_schema=MADKEOutput

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from langgraph.graph import START, StateGraph
 
-from factdebate.nodes.debate_cv.context import MajorityContext
+from factdebate.graphs.registry import context_class
 from factdebate.nodes.debate_cv.debate_turn import make_prepare_node
 from factdebate.nodes.debate_cv.majority import count_votes, fan_out, vote
 from factdebate.nodes.debate_cv.state import EvidenceClaimInput, EvidenceOutput, RAGCoTState
 from factdebate.nodes.review import add_review, averitec_labels
+
+MajorityContext = context_class("majority")  # the settings class the catalog names
 
 builder = StateGraph(
     RAGCoTState,

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from langgraph.graph import START, StateGraph
 
-from factdebate.nodes.debate_cv.context import RAGCoTContext
+from factdebate.graphs.registry import context_class
 from factdebate.nodes.debate_cv.debate_turn import make_prepare_node
 from factdebate.nodes.debate_cv.rag_cot import answer
 from factdebate.nodes.debate_cv.state import EvidenceClaimInput, EvidenceOutput, RAGCoTState
 from factdebate.nodes.review import add_review, averitec_labels
+
+RAGCoTContext = context_class("rag-cot")  # the settings class the catalog names
 
 builder = StateGraph(
     RAGCoTState,

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from factdebate.nodes.baselines.context import ReactContext
+from factdebate.graphs.registry import context_class
 from factdebate.nodes.baselines.react import act, route_after_start, route_after_think, start, think
 from factdebate.nodes.baselines.state import ReactOutput, ReactState
 from factdebate.nodes.review import add_review, fever_labels
 from factdebate.nodes.state import ClaimInput
+
+ReactContext = context_class("react")  # the settings class the catalog names
 
 builder = StateGraph(
     ReactState, context_schema=ReactContext, input_schema=ClaimInput, output_schema=ReactOutput

@@ -1,105 +1,289 @@
-"""Method name -> compiled graph, loaded lazily so one method's imports never slow another."""
+"""Every method, declared once: its graph, its settings, its paper and role, loaded lazily.
+
+The command line, ``factdebate settings``, the docs, the LangGraph server's ``langgraph.json``
+and the benchmark all read this catalog. Graphs and settings classes are named by
+``module:attribute`` and imported only when asked for, so listing or checking one method
+never imports another (a settings check imports no graph at all).
+"""
 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from types import MappingProxyType
+from typing import Any, Literal
+
+from factdebate.tools.core.errors import FactDebateError
+
+PACKAGE = "factdebate.graphs"
+InputKind = Literal["claim", "question", "answer"]
+Role = Literal["method", "baseline", "ablation"]
+PAPERS = {
+    "tool-mad": "Tool-MAD",
+    "madam-rag": "MADAM-RAG",
+    "debate-cv": "DebateCV",
+    "mad-fact": "MAD-Fact",
+}
+"""The paper behind each family of methods, by the name of its own method."""
 
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """Where a method's graph lives and what it takes."""
+    """One method: what it is, where its graph and settings live, and how it is used.
 
-    module: str
+    Attributes:
+        name: The name users type (``--method``) and the graph id a LangGraph server serves.
+        graph: ``module:attribute`` of the compiled graph, the module under ``factdebate.graphs``.
+        context: ``module:Class`` of its settings (a ``Context`` dataclass), under
+            ``factdebate.nodes``.
+        description: One line for ``factdebate methods`` and the docs.
+        family: The method whose paper reports it (a key of ``PAPERS``).
+        role: The paper's own method, one of its baselines, or one of its ablations.
+        input_kind: What it reads: a claim, a question (answer lists) or a long answer.
+        retrieves: Whether it reads evidence (a benchmark indexes a corpus only for those).
+        defaults: Settings whose defaults differ from its context class's (ablations).
+    """
+
+    name: str
+    graph: str
+    context: str
     description: str
-    input_kind: str = "claim"  # claim | question | answer
-    attr: str = "graph"  # the compiled graph's name in ``module``
+    family: str
+    role: Role = "method"
+    input_kind: InputKind = "claim"
+    retrieves: bool = True
+    defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def graph_module(self) -> str:
+        """The dotted module holding the compiled graph."""
+        return f"{PACKAGE}.{self.graph.partition(':')[0]}"
+
+    @property
+    def server_path(self) -> str:
+        """The graph as ``langgraph.json`` names it: ``./graphs/FILE.py:ATTRIBUTE``."""
+        module, _, attr = self.graph.partition(":")
+        return f"./graphs/{module}.py:{attr}"
+
+    def load_graph(self) -> Any:
+        """The compiled graph (imports LangGraph and the method's nodes)."""
+        module, _, attr = self.graph.partition(":")
+        return getattr(importlib.import_module(f"{PACKAGE}.{module}"), attr)
+
+    def context_class(self) -> Any:
+        """The settings class (light: no graph, no model stack); see ``context_class``."""
+        return context_class(self.name)
 
 
-METHODS: dict[str, MethodSpec] = {
-    "tool-mad": MethodSpec(
-        "factdebate.graphs.tool_mad", "Tool-MAD: RAG vs search debaters, RAGAS scores, judge"
+def _tool_mad_ablation(variant: str, what: str, **defaults: Any) -> MethodSpec:
+    return MethodSpec(
+        f"tool-mad-{variant}",
+        f"tool_mad_ablations:{variant.replace('-', '_')}",
+        "tool_mad.context:ToolMADContext",
+        f"Tool-MAD ablation: {what}",
+        family="tool-mad",
+        role="ablation",
+        defaults=MappingProxyType(defaults),
+    )
+
+
+_ALL = (
+    MethodSpec(
+        "tool-mad",
+        "tool_mad:graph",
+        "tool_mad.context:ToolMADContext",
+        "Tool-MAD: RAG vs search debaters, RAGAS scores, judge",
+        family="tool-mad",
     ),
-    **{  # graphs/tool_mad_ablations.py names each graph after its variant: rag-rag -> rag_rag
-        f"tool-mad-{variant}": MethodSpec(
-            "factdebate.graphs.tool_mad_ablations",
-            f"Tool-MAD ablation: {what}",
-            attr=variant.replace("-", "_"),
-        )
-        for variant, what in (
-            ("rag-rag", "RAG + RAG debaters"),
-            ("search-search", "search + search debaters"),
-            ("rag-vanilla", "RAG debater vs one without tools"),
-            ("search-vanilla", "search debater vs one without tools"),
-            ("vanilla-vanilla", "two debaters without tools"),
-            ("no-qf", "no query formulation, the claim is every query"),
-            ("no-stability", "no stability score, agreement stops"),
-        )
-    },
-    "cot": MethodSpec("factdebate.graphs.cot", "Baseline: zero-shot chain of thought, no evidence"),
-    "react": MethodSpec(
-        "factdebate.graphs.react_agent", "Baseline: single ReAct agent with retrieval"
+    _tool_mad_ablation("rag-rag", "RAG + RAG debaters", tool_b="rag"),
+    _tool_mad_ablation("search-search", "search + search debaters", tool_a="search"),
+    _tool_mad_ablation("rag-vanilla", "RAG debater vs one without tools", tool_b="none"),
+    _tool_mad_ablation(
+        "search-vanilla", "search debater vs one without tools", tool_a="search", tool_b="none"
     ),
-    "mad": MethodSpec(
-        "factdebate.graphs.mad", "Baseline: MAD affirmative vs negative, no retrieval, judge"
+    _tool_mad_ablation(
+        "vanilla-vanilla", "two debaters without tools", tool_a="none", tool_b="none"
     ),
-    "madke": MethodSpec(
-        "factdebate.graphs.madke", "Baseline: MADKE, one shared static retrieval, judge"
+    _tool_mad_ablation(
+        "no-qf", "no query formulation, the claim is every query", query_formulation=False
     ),
-    "mad-fact": MethodSpec(
-        "factdebate.graphs.mad_fact",
+    _tool_mad_ablation(
+        "no-stability", "no stability score, agreement stops", stability_score=False
+    ),
+    MethodSpec(
+        "cot",
+        "cot:graph",
+        "context:Context",
+        "Baseline: zero-shot chain of thought, no evidence",
+        family="tool-mad",
+        role="baseline",
+        retrieves=False,
+    ),
+    MethodSpec(
+        "react",
+        "react_agent:graph",
+        "baselines.context:ReactContext",
+        "Baseline: single ReAct agent with retrieval",
+        family="tool-mad",
+        role="baseline",
+    ),
+    MethodSpec(
+        "mad",
+        "mad:graph",
+        "baselines.context:MADContext",
+        "Baseline: MAD affirmative vs negative, no retrieval, judge",
+        family="tool-mad",
+        role="baseline",
+        retrieves=False,
+    ),
+    MethodSpec(
+        "madke",
+        "madke:graph",
+        "baselines.context:MADKEContext",
+        "Baseline: MADKE, one shared static retrieval, judge",
+        family="tool-mad",
+        role="baseline",
+    ),
+    MethodSpec(
+        "mad-fact",
+        "mad_fact:graph",
+        "mad_fact.context:MADFactContext",
         "MAD-Fact: clerk + role-played jury per claim, weighted long-form factuality scores",
+        family="mad-fact",
         input_kind="answer",
     ),
-    "single-verifier": MethodSpec(
-        "factdebate.graphs.single_verifier",
+    MethodSpec(
+        "single-verifier",
+        "single_verifier:graph",
+        "mad_fact.context:SingleVerifierContext",
         "Baseline: SAFE-like single verifier, searches then rates",
+        family="mad-fact",
+        role="baseline",
     ),
-    "debate-cv": MethodSpec(
-        "factdebate.graphs.debate_cv", "DebateCV: pro vs con debaters, moderator decides"
+    MethodSpec(
+        "debate-cv",
+        "debate_cv:graph",
+        "debate_cv.context:DebateCVContext",
+        "DebateCV: pro vs con debaters, moderator decides",
+        family="debate-cv",
     ),
-    "rag-cot": MethodSpec(
-        "factdebate.graphs.rag_cot", "Baseline: RAG-CoT, one model reads the evidence"
+    MethodSpec(
+        "rag-cot",
+        "rag_cot:graph",
+        "debate_cv.context:RAGCoTContext",
+        "Baseline: RAG-CoT, one model reads the evidence",
+        family="debate-cv",
+        role="baseline",
     ),
-    "majority": MethodSpec(
-        "factdebate.graphs.majority", "Baseline: 3 independent RAG-CoT votes, a model counts them"
+    MethodSpec(
+        "majority",
+        "majority:graph",
+        "debate_cv.context:MajorityContext",
+        "Baseline: 3 independent RAG-CoT votes, a model counts them",
+        family="debate-cv",
+        role="baseline",
     ),
-    "cooperation": MethodSpec(
-        "factdebate.graphs.cooperation", "Baseline: CAMEL-style user directs a RAG-CoT assistant"
+    MethodSpec(
+        "cooperation",
+        "cooperation:graph",
+        "debate_cv.context:CooperationContext",
+        "Baseline: CAMEL-style user directs a RAG-CoT assistant",
+        family="debate-cv",
+        role="baseline",
     ),
-    "madam-rag": MethodSpec(
-        "factdebate.graphs.madam_rag",
+    MethodSpec(
+        "madam-rag",
+        "madam_rag:graph",
+        "madam_rag.context:MadamContext",
         "MADAM-RAG: one agent per document, aggregator",
+        family="madam-rag",
         input_kind="question",
     ),
-    "madam-no-rag": MethodSpec(
-        "factdebate.graphs.madam_no_rag", "MADAM-RAG baseline: question only", input_kind="question"
+    MethodSpec(
+        "madam-no-rag",
+        "madam_no_rag:graph",
+        "madam_rag.context:MadamContext",
+        "MADAM-RAG baseline: question only",
+        family="madam-rag",
+        role="baseline",
+        input_kind="question",
     ),
-    "madam-concat-rag": MethodSpec(
-        "factdebate.graphs.madam_concat_rag",
+    MethodSpec(
+        "madam-concat-rag",
+        "madam_concat_rag:graph",
+        "madam_rag.context:MadamContext",
         "MADAM-RAG baseline: all documents in one prompt",
+        family="madam-rag",
+        role="baseline",
         input_kind="question",
     ),
-    "madam-self-reflect": MethodSpec(
-        "factdebate.graphs.madam_self_reflect",
+    MethodSpec(
+        "madam-self-reflect",
+        "madam_self_reflect:graph",
+        "madam_rag.context:MadamContext",
         "MADAM-RAG baseline: one agent, 2 review-and-refine rounds",
+        family="madam-rag",
+        role="baseline",
         input_kind="question",
     ),
-}
+)
+METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in _ALL}
+"""Every method by name, each family's own method first."""
 
 
-class UnknownMethodError(KeyError):
-    """A method name that is not registered."""
+class UnknownMethodError(FactDebateError, KeyError):
+    """A method name that is not in the catalog."""
 
     def __str__(self) -> str:
         return f"unknown method {self.args[0]!r}; choose one of: {', '.join(sorted(METHODS))}"
 
 
-def load_method(name: str) -> tuple[Any, Any]:
-    """Return ``(compiled graph, context class)`` of a registered method."""
-    if name not in METHODS:
-        raise UnknownMethodError(name)
-    spec = METHODS[name]
-    graph = getattr(importlib.import_module(spec.module), spec.attr)
+def resolve(method: str | MethodSpec) -> MethodSpec:
+    """The catalog entry of ``method`` (an entry is its own).
+
+    Raises:
+        UnknownMethodError: no such method.
+    """
+    if isinstance(method, MethodSpec):
+        return method
+    try:
+        return METHODS[method]
+    except KeyError:
+        raise UnknownMethodError(method) from None
+
+
+@cache
+def context_class(name: str) -> Any:
+    """The settings class of ``name``: its context, with an ablation's own defaults.
+
+    An ablation's class is named after it (``tool-mad-rag-rag`` -> ``ToolMadRagRagContext``)
+    and built once, so its graph and the command line share the same class.
+    """
+    spec = resolve(name)
+    module, _, attr = spec.context.partition(":")
+    base = getattr(importlib.import_module(f"factdebate.nodes.{module}"), attr)
+    if not spec.defaults:
+        return base
+    from factdebate.nodes.context import with_defaults
+
+    class_name = "".join(part.title() for part in name.split("-")) + "Context"
+    return with_defaults(base, class_name, spec.description + ".", **spec.defaults)
+
+
+def load_method(method: str | MethodSpec) -> tuple[Any, Any]:
+    """``(compiled graph, its settings class)`` of a method (imports its graph)."""
+    graph = resolve(method).load_graph()
     return graph, graph.builder.context_schema
+
+
+def family_of(name: str) -> list[MethodSpec]:
+    """A method and its paper's baselines and ablations, the method first."""
+    family = resolve(name).family
+    return [spec for spec in METHODS.values() if spec.family == family]
+
+
+def langgraph_graphs() -> dict[str, str]:
+    """The ``graphs`` table of ``langgraph.json``: every method under its own name."""
+    return {spec.name: spec.server_path for spec in METHODS.values()}

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from langgraph.graph import START, StateGraph
 
-from factdebate.nodes.mad_fact.context import SingleVerifierContext
+from factdebate.graphs.registry import context_class
 from factdebate.nodes.mad_fact.single_verifier import rate, route_step, search, start
 from factdebate.nodes.mad_fact.state import VerifierOutput, VerifierState
 from factdebate.nodes.review import add_review, truth_labels
 from factdebate.nodes.state import ClaimInput
+
+SingleVerifierContext = context_class("single-verifier")  # the settings class the catalog names
 
 builder = StateGraph(
     VerifierState,

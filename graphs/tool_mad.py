@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
+from factdebate.graphs.registry import context_class
 from factdebate.nodes.review import add_review, fever_labels
 from factdebate.nodes.state import ClaimInput
 from factdebate.nodes.tool_mad.argue import make_argue_node
@@ -24,7 +25,7 @@ from factdebate.nodes.tool_mad.state import ToolMADOutput, ToolMADState
 
 
 def make_builder(
-    context_schema: type[ToolMADContext] = ToolMADContext,
+    context_schema: type[ToolMADContext],
 ) -> StateGraph[ToolMADState, ToolMADContext, ClaimInput, ToolMADOutput]:
     """Wire the Tool-MAD graph; ``context_schema`` may be a subclass with other defaults."""
     builder = StateGraph(
@@ -61,5 +62,5 @@ def make_builder(
     return builder
 
 
-builder = make_builder()
+builder = make_builder(context_class("tool-mad"))  # the settings class the catalog names
 graph = builder.compile(name="tool-mad")

@@ -1,8 +1,9 @@
 """Tool-MAD ablations from the paper's Table VI and Figs. 9-10, each a graph of its own.
 
-Every variant is the Tool-MAD graph with one setting's default changed, so it runs, draws and
-serves (Studio, ``langgraph dev``) under its own name, and its settings form shows the change.
-A debater with tool ``none`` is the paper's VANILLA agent.
+Every variant is the Tool-MAD graph with one setting's default changed (the catalog entry's
+``defaults``), so it runs, draws and serves (Studio, ``langgraph dev``) under its own name,
+and its settings form shows the change. A debater with tool ``none`` is the paper's VANILLA
+agent.
 """
 
 from __future__ import annotations
@@ -11,17 +12,12 @@ from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
-from factdebate.graphs.registry import METHODS
+from factdebate.graphs.registry import context_class
 from factdebate.graphs.tool_mad import make_builder
-from factdebate.nodes.tool_mad.context import (
-    ABLATIONS as ABLATIONS,  # re-exported: tests import it here
-)
-from factdebate.nodes.tool_mad.context import ablation_context
 
 
 def _compile(method: str) -> CompiledStateGraph[Any, Any, Any, Any]:
-    context = ablation_context(method, METHODS[method].description + ".")
-    return make_builder(context).compile(name=method)
+    return make_builder(context_class(method)).compile(name=method)
 
 
 rag_rag = _compile("tool-mad-rag-rag")

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 from factdebate.nodes.evidence_block import sanitize
+from factdebate.tools.core.errors import FactDebateError
 from factdebate.tools.core.records import Evidence
 
 
-class InputError(ValueError):
+class InputError(FactDebateError, ValueError):
     """User input that cannot be verified as given."""
 
 

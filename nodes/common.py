@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 from factdebate.nodes.context import Context
 from factdebate.nodes.evidence_block import quote_answer
 from factdebate.nodes.state import Turn, decided
+from factdebate.tools.core.errors import FactDebateError
 from factdebate.tools.core.records import ErrorRecord, RoleCost
 from factdebate.tools.models.providers import loaded_model, resolve_model
 
@@ -125,7 +126,7 @@ def run_semaphore(run_key: str, limit: int) -> asyncio.Semaphore:
 R = TypeVar("R", bound=str)
 
 
-class RoutingError(RuntimeError):
+class RoutingError(FactDebateError, RuntimeError):
     """A node left a decision its router does not know: a bug, never a silent extra round."""
 
 

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, make_dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
+from factdebate.tools.core.errors import SettingsError
+
 if (
     TYPE_CHECKING
 ):  # factdebate.tools.models.llm loads LangChain: settings stay light so the CLI checks them fast
@@ -59,7 +61,7 @@ def _kind(hint: Any) -> str:
 
 def _checked(name: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any:
     """``value`` as the field's type within its bounds, or a ValueError naming the field."""
-    bad = ValueError(f"setting {name} must be {_kind(hint)}, got {value!r:.80}")
+    bad = SettingsError(f"setting {name} must be {_kind(hint)}, got {value!r:.80}")
     if get_origin(hint) is Literal:
         if value not in get_args(hint):
             raise bad
@@ -68,7 +70,7 @@ def _checked(name: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any:
         if not isinstance(value, hint):
             raise bad
         if isinstance(value, str) and len(value) > MAX_TEXT_SETTING:
-            raise ValueError(
+            raise SettingsError(
                 f"setting {name} is {len(value)} characters; the limit is {MAX_TEXT_SETTING}"
             )
         return value
@@ -85,10 +87,10 @@ def _checked(name: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any:
     else:
         value = float(value)
         if not math.isfinite(value):
-            raise ValueError(f"setting {name} must be a finite number, got {value!r}")
+            raise SettingsError(f"setting {name} must be a finite number, got {value!r}")
     lo, hi = meta.get("lo"), meta.get("hi")
     if (lo is not None and value < lo) or (hi is not None and value > hi):
-        raise ValueError(f"setting {name} must be within {lo:g}..{hi:g}, got {value!r}")
+        raise SettingsError(f"setting {name} must be within {lo:g}..{hi:g}, got {value!r}")
     return value
 
 
@@ -257,7 +259,7 @@ class Context:
             try:
                 datetime.date.fromisoformat(self.current_date)
             except ValueError:
-                raise ValueError(
+                raise SettingsError(
                     f"current_date must be YYYY-MM-DD, got {self.current_date!r}"
                 ) from None
 
@@ -272,7 +274,7 @@ class Context:
         if unknown:
             close = {n: difflib.get_close_matches(n, known, n=1) for n in unknown}
             hints = "; ".join(f"{n}: did you mean {c[0]}?" for n, c in close.items() if c)
-            raise ValueError(
+            raise SettingsError(
                 f"unknown setting(s) for {cls.__name__}: {', '.join(unknown)}"
                 + (f" ({hints})" if hints else "")
             )
@@ -342,7 +344,7 @@ def with_defaults(base: type[C], class_name: str, doc: str, **defaults: Any) -> 
     known = {f.name: f for f in fields(base)}
     unknown = sorted(set(defaults) - set(known))
     if unknown:
-        raise ValueError(f"{base.__name__} has no setting(s): {', '.join(unknown)}")
+        raise SettingsError(f"{base.__name__} has no setting(s): {', '.join(unknown)}")
     specs = [
         (name, hints[name], field(default=value, metadata=known[name].metadata))
         for name, value in defaults.items()

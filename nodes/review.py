@@ -13,6 +13,7 @@ from langgraph.types import interrupt
 from factdebate.nodes.common import Node
 from factdebate.nodes.state import decided
 from factdebate.prompts.labels import LABELS_3, LABELS_4
+from factdebate.tools.core.errors import FactDebateError
 from factdebate.tools.core.records import Evidence
 from factdebate.tools.core.secrets import redact_deep
 
@@ -29,7 +30,7 @@ Choices = Callable[[Any], tuple[str, ...] | None]
 """The verdicts a reviewer may choose under the run's settings; None = free answers."""
 
 
-class ReviewError(ValueError):
+class ReviewError(FactDebateError, ValueError):
     """A review decision that cannot be applied (one line, nothing changed)."""
 
 

@@ -47,7 +47,7 @@ class LanggraphDev:
         config = {
             "dependencies": [str(REPO)],
             "graphs": graphs,
-            "http": {"app": str(REPO / "factdebate" / "server_app.py") + ":app"},
+            "http": {"app": str(REPO / "factdebate" / "server" / "app.py") + ":app"},
         }
         (folder / "langgraph.json").write_text(json.dumps(config))
         self.port = free_port()

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from factdebate.bench import read_results, run_bench
 from factdebate.bench.report import compare_runs, compute_metrics
-from factdebate.bench.runner import read_results, run_bench
 from factdebate.tools.models.providers import register_model
 from tests.conftest import REPO, data_or_skip
 from tests.fakes import ScriptedChatModel
@@ -196,7 +196,7 @@ CHILD = """
 import sys, time
 sys.path.insert(0, {repo!r})
 from pathlib import Path
-from factdebate.bench.runner import run_bench
+from factdebate.bench import run_bench
 from tests.fakes import ScriptedChatModel
 from factdebate.tools.models.providers import register_model
 
@@ -346,7 +346,7 @@ def test_server_mode_against_langgraph_dev(tmp_path: Path) -> None:
 
 
 def ramdocs_items(limit: int = 3) -> list[Any]:
-    from factdebate.bench.runner import load_items
+    from factdebate.bench import load_items
     from factdebate.datasets import datasets_root
 
     items, labels = data_or_skip(
@@ -495,7 +495,7 @@ def test_cli_bench_names_the_mismatch(tmp_path: Path) -> None:
 def test_dataset_corpus_is_indexed_only_for_methods_that_retrieve(
     tmp_path: Path, data_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from factdebate.bench.runner import prepare_collection
+    from factdebate.bench.corpus import prepare_collection
     from factdebate.graphs.registry import load_method
 
     built: list[str] = []

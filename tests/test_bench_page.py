@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from factdebate.bench import read_results, run_bench
 from factdebate.bench.page import (
     AUTO_PAGES,
     item_page,
@@ -21,7 +22,6 @@ from factdebate.bench.page import (
     run_plots,
 )
 from factdebate.bench.report import compute_metrics, majority_baseline, render_report
-from factdebate.bench.runner import read_results, run_bench
 from factdebate.cli import app
 from tests.chromium import keep_screenshot, opener, visible
 from tests.test_bench import make_data
@@ -82,7 +82,8 @@ def test_rows_carry_the_text_and_small_runs_link_a_page_per_item(tmp_path: Path,
     assert "Claim number 3 about Paris." in text
     assert re.search(r"accuracy % majority class % .* 75\.0 75\.0 \(SUPPORTS\)", text)
     assert "parse_error" in text and text.count("none") >= 3  # error kinds per item
-    page = (run / item_page(rows[0]["id"])).read_text(encoding="utf-8")
+    first = next(r for r in rows if r["id"] == "0")  # rows come in the order items finished
+    page = (run / item_page(first["id"])).read_text(encoding="utf-8")
     text, _ = visible(page)
     assert "Claim number" in text and "Paris is in France." in text  # evidence text
     decided = "Decided by rag_cot after round 1: One answer from the evidence."

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from factdebate.bench import arun_bench, read_results
 from factdebate.bench.invokers import ServerError
-from factdebate.bench.runner import arun_bench, read_results
 from tests.conftest import REPO
 from tests.langgraph_server import LanggraphDev
 from tests.test_bench import make_data

@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 
 from factdebate.bench import langsmith as langsmith_export
 from factdebate.bench.langsmith import push_run
-from factdebate.bench.runner import RESULTS, RUN_FILE
+from factdebate.bench.scoring import RESULTS
 from factdebate.cli import app
+from factdebate.runs.folder import RUN_FILE
 
 runner = CliRunner()
 SECRET = "lsv2-test-secret-value-123"

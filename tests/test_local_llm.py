@@ -11,8 +11,9 @@ import llama_cpp
 import numpy as np
 import pytest
 
-from factdebate.tools.core import cpu, local_llm
+from factdebate.tools.core import cpu
 from factdebate.tools.core.records import ModelConfigError
+from factdebate.tools.models import local_llm
 
 AMX_INFO = b"CPU : AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | OPENMP = 1 | "
 SEGFAULT = "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"

@@ -61,7 +61,7 @@ def shared(server: MilvusServer, home: Path, tmp_path_factory: pytest.TempPathFa
 
 RETRIEVE = """
 import json, sys
-from factdebate.tools.retrieval.manifest import live_manifest
+from factdebate.tools.retrieval.manifest_store import live_manifest
 from factdebate.tools.dispatch import run_tool
 uri, engine = sys.argv[1], sys.argv[2]
 out = {}

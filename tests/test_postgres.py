@@ -286,7 +286,7 @@ def test_database_gone_mid_run_is_one_line_and_loses_no_finished_step(pg: PgServ
 
 
 def test_bench_checkpoint_keeps_each_items_steps_in_postgres(pg: PgServer, tmp_path, scripted):
-    from factdebate.bench.runner import read_results, run_bench
+    from factdebate.bench import read_results, run_bench
     from tests.test_bench import make_data
 
     url = pg.create_database("bench")

@@ -338,8 +338,8 @@ async def test_mad_fact_graph_pauses_with_answer_level_verdicts(scripted, fake_t
 def test_bench_review_queue(tmp_path: Path, scripted) -> None:
     import json
 
+    from factdebate.bench import read_results, run_bench
     from factdebate.bench.review_queue import apply_decision, pending_items
-    from factdebate.bench.runner import read_results, run_bench
     from tests.test_bench import make_data
 
     data = make_data(tmp_path / "data", "SR")

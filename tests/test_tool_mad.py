@@ -9,7 +9,6 @@ import pytest
 
 from factdebate.graphs.registry import METHODS, load_method
 from factdebate.graphs.tool_mad import graph
-from factdebate.graphs.tool_mad_ablations import ABLATIONS
 from factdebate.nodes.claims import InputError
 from factdebate.nodes.tool_mad.context import ToolMADContext
 from factdebate.tools import dispatch
@@ -327,6 +326,9 @@ def test_input_and_output_schemas_render():
     assert {"verdict", "transcript", "cost", "errors"} <= set(
         graph.get_output_jsonschema()["properties"]
     )
+
+
+ABLATIONS = {name: dict(s.defaults) for name, s in METHODS.items() if s.role == "ablation"}
 
 
 @pytest.mark.parametrize("method", sorted(ABLATIONS))

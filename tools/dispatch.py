@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Literal
 
+from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.core.records import Evidence, ModelConfigError
 from factdebate.tools.retrieval.embeddings import EncoderMismatchError, encoder_for, spec_of
 from factdebate.tools.retrieval.index import ensure_index
@@ -107,7 +108,7 @@ def _rag(
 ) -> list[Evidence]:
     """The 'rag' tool: dense or hybrid, then the cross-encoder over the top candidates."""
     if rag_engine not in RAG_ENGINES:
-        raise ValueError(f"unknown rag_engine {rag_engine!r}: expected dense or hybrid")
+        raise SettingsError(f"unknown rag_engine {rag_engine!r}: expected dense or hybrid")
     ensure_index(collection, milvus_uri, lexical=rag_engine == "hybrid")
     check_encoder(collection, embed_model, milvus_uri)
     depth = max(k, RERANK_DEPTH) if rerank_model else k
@@ -146,7 +147,7 @@ def _run(
         if engine.name == "bm25":
             ensure_index(collection, milvus_uri)
         return engine.search(query, k)
-    raise ValueError(f"unknown tool {tool!r}: expected rag, search or none")
+    raise SettingsError(f"unknown tool {tool!r}: expected rag, search or none")
 
 
 def run_tool(

@@ -14,13 +14,15 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from factdebate.tools.core.errors import FactDebateError
+
 Invoker = Callable[[dict[str, Any], Any, str], Awaitable[dict[str, Any]]]
 SERVER_TIMEOUT_S = 3600.0  # one run on the server: a long debate on a slow model fits
 REFUSALS = (401, 403, 404, 409, 422)  # answers that every other item would get too
 ASSISTANT_NAMESPACE = uuid.UUID("2f7e0a52-3c1d-4a8e-9b6f-5d4c3b2a1908")
 
 
-class ServerError(ValueError):
+class ServerError(FactDebateError, ValueError):
     """The LangGraph server cannot take the bench's runs: unreachable, or it refused them.
 
     A ValueError like every other refusal of a run's settings, so callers (the CLI) show it

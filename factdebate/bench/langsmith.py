@@ -9,8 +9,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from factdebate.bench.report import ANSWERS, FAILED, LABEL_TASK
-from factdebate.bench.runner import RESULTS, RUN_FILE, read_results
+from factdebate.bench.scoring import FAILED, RESULTS, read_results
+from factdebate.datasets import ANSWER_TASK, LABEL_TASK
+from factdebate.runs.folder import RUN_FILE, RunFolderError
+from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.models.llm import redact
 from factdebate.tools.scoring.answers import answer_scores
 
@@ -25,7 +27,7 @@ _RUN_KEYS = ("method", "dataset", "limit", "seed", "task", "server_url")  # expe
 def require_api_key() -> None:
     """Raise ValueError unless LANGSMITH_API_KEY is set (its value is never read out)."""
     if not os.environ.get(API_KEY_ENV, "").strip():
-        raise ValueError(
+        raise SettingsError(
             f"LangSmith export needs {API_KEY_ENV} in the environment (it is optional: "
             "leave out --langsmith-experiment to skip it)"
         )
@@ -50,7 +52,7 @@ def _example_id(dataset: str, item_id: str) -> str:
 
 def _correct(row: dict[str, Any], task: str) -> float:
     """1.0 for a right item: the gold label, or (answers) the strict exact match."""
-    if task == ANSWERS:
+    if task == ANSWER_TASK:
         if isinstance(row.get("exact_match"), int | float):
             return float(row["exact_match"])
         scores = answer_scores(row.get("prediction") or [], row["gold"], row.get("wrong") or [])
@@ -61,16 +63,18 @@ def _correct(row: dict[str, Any], task: str) -> float:
 def _read_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     run_file, results = run_dir / RUN_FILE, run_dir / RESULTS
     if not run_file.is_file() or not results.is_file():
-        raise ValueError(f"{run_dir} is not a bench run directory (needs {RUN_FILE}, {RESULTS})")
+        raise RunFolderError(
+            f"{run_dir} is not a bench run directory (needs {RUN_FILE}, {RESULTS})"
+        )
     try:
         run = json.loads(run_file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{run_file}: not valid JSON ({exc})") from exc
+        raise RunFolderError(f"{run_file}: not valid JSON ({exc})") from exc
     if not isinstance(run, dict) or not run.get("dataset") or not run.get("method"):
-        raise ValueError(f"{run_file}: expected an object with method and dataset")
+        raise RunFolderError(f"{run_file}: expected an object with method and dataset")
     rows = read_results(results)
     if not rows:
-        raise ValueError(f"{results} holds no results to push")
+        raise RunFolderError(f"{results} holds no results to push")
     return run, rows
 
 

@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from factdebate.bench.metrics import binary_metrics
 from factdebate.datasets import AtomicClaimItem, PromptItem
+from factdebate.runs.folder import append_rows, check_same_run, read_rows, read_run, write_rows
+from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.core.files import write_atomic
 from factdebate.tools.core.secrets import redact_deep
 
@@ -31,7 +33,7 @@ async def ascore_answer(
     from factdebate.nodes.mad_fact.state import AnswerInput
 
     if settings.get("review"):
-        raise ValueError(
+        raise SettingsError(
             "score-answer does not pause for review: run mad-fact on a LangGraph server with "
             "context review=true, or compile factdebate.graphs.mad_fact with a checkpointer"
         )
@@ -66,7 +68,7 @@ async def acheck_claim(
         out = await verifier.ainvoke({"claim": claim}, context=SingleVerifierContext(**settings))
         verdict = out.get("verdict")
     else:
-        raise ValueError(f"unknown checker {checker!r}: mad-fact or single-verifier")
+        raise SettingsError(f"unknown checker {checker!r}: mad-fact or single-verifier")
     return (None if verdict is None else verdict == "TRUE"), out
 
 
@@ -111,48 +113,9 @@ async def aevaluate_checker(
 
 ANSWERS_FILE = "answers.jsonl"
 SCORES_FILE = "scores.jsonl"
-RUN_FILE = "run.json"
 SUMMARY_FILE = "summary.json"
 Progress = Callable[[int, int], None]
 """Called as ``(done, total)`` once at the start and after each item."""
-
-
-def _rows(path: Path) -> dict[str, dict[str, Any]]:
-    """Rows of a JSONL file by id (first wins); unreadable lines (an interrupted write) dropped."""
-    rows: dict[str, dict[str, Any]] = {}
-    if not path.is_file():
-        return rows
-    for line in path.read_text(encoding="utf-8").split("\n"):  # U+2028 stays inside a row
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(row, dict) and "id" in row:
-            rows.setdefault(str(row["id"]), row)
-    return rows
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    write_atomic(path, text)  # fsynced, never through a device or symlink, one file mode
-
-
-def _keep_rows(path: Path, rows: Sequence[dict[str, Any]]) -> None:
-    """Rewrite ``path`` with exactly ``rows`` (drops failed and torn lines before resuming)."""
-    _write_atomic(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
-
-
-def _same_run(out_dir: Path, run: dict[str, Any]) -> None:
-    run = redact_deep(run)  # a key inside a model URL is never written
-    path = out_dir / RUN_FILE
-    if path.is_file():
-        before = json.loads(path.read_text(encoding="utf-8"))
-        changed = [k for k in run if before.get(k) != run[k]]
-        if changed:
-            raise ValueError(
-                f"{out_dir} holds answers with a different {', '.join(changed)}; "
-                "use another --out directory"
-            )
-    _write_atomic(path, json.dumps(run, indent=2) + "\n")
 
 
 async def _run_all(
@@ -166,18 +129,17 @@ async def _run_all(
 ) -> list[dict[str, Any]]:
     """Run ``one`` over ``todo`` with bounded concurrency, appending each row as it finishes."""
     if not 1 <= concurrency <= 64:
-        raise ValueError(f"concurrency must be 1..64, got {concurrency}")
+        raise SettingsError(f"concurrency must be 1..64, got {concurrency}")
     gate = asyncio.Semaphore(concurrency)
     new: list[dict[str, Any]] = []
     if progress:
         progress(done, total)
-    with sink_path.open("a", encoding="utf-8") as sink:
+    with append_rows(sink_path) as sink:
 
         async def run(item: Any) -> None:
             async with gate:
                 row = await one(item)
-            sink.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-            sink.flush()
+            sink.add(row)
             new.append(row)
             if progress:
                 progress(done + len(new), total)
@@ -211,13 +173,17 @@ async def agen_answers(
     from factdebate.tools.models.providers import resolve_model
 
     if not 16 <= max_output_tokens <= 32_768:
-        raise ValueError(f"max_output_tokens must be 16..32768, got {max_output_tokens}")
+        raise SettingsError(f"max_output_tokens must be 16..32768, got {max_output_tokens}")
     out_dir.mkdir(parents=True, exist_ok=True)
-    _same_run(out_dir, {"dataset": dataset, "model": model, "max_output_tokens": max_output_tokens})
+    check_same_run(
+        out_dir,
+        {"dataset": dataset, "model": model, "max_output_tokens": max_output_tokens},
+        what="answers with a",
+    )
     path = out_dir / ANSWERS_FILE
     wanted = {p.id for p in prompts}
-    kept = [r for r in _rows(path).values() if r.get("answer") and str(r["id"]) in wanted]
-    _keep_rows(path, kept)
+    kept = [r for r in read_rows(path) if r.get("answer") and str(r["id"]) in wanted]
+    write_rows(path, kept)
     done = {str(r["id"]) for r in kept}
     chat = resolve_model(model, max_tokens=max_output_tokens, timeout=timeout)
     site = CallSite(role="writer", agent="writer", stage="answer", timeout=timeout, retries=retries)
@@ -258,12 +224,12 @@ async def ascore_answers(
     from factdebate.nodes.mad_fact.context import MADFactContext
 
     MADFactContext(**settings)  # bad settings fail before anything runs
-    answers = [r for r in _rows(answer_dir / ANSWERS_FILE).values() if r.get("answer")]
+    answers = [r for r in read_rows(answer_dir / ANSWERS_FILE) if r.get("answer")]
     if not answers:
-        raise ValueError(f"{answer_dir}: no answers in {ANSWERS_FILE}")
+        raise SettingsError(f"{answer_dir}: no answers in {ANSWERS_FILE}")
     path = answer_dir / SCORES_FILE
-    kept = [r for r in _rows(path).values() if not r.get("failed")]
-    _keep_rows(path, kept)
+    kept = [r for r in read_rows(path) if not r.get("failed")]
+    write_rows(path, kept)
     done = {str(r["id"]) for r in kept}
 
     async def one(row: dict[str, Any]) -> dict[str, Any]:
@@ -293,13 +259,9 @@ async def ascore_answers(
 
     todo = [r for r in answers if str(r["id"]) not in done]
     new = await _run_all(todo, one, path, concurrency, len(done), len(answers), progress)
-    run = (
-        json.loads((answer_dir / RUN_FILE).read_text(encoding="utf-8"))
-        if (answer_dir / RUN_FILE).is_file()
-        else {}
-    )
+    run = read_run(answer_dir)
     summary = _summary(str(run.get("model") or answer_dir.name), [*kept, *new], len(answers))
-    _write_atomic(answer_dir / SUMMARY_FILE, json.dumps(summary, indent=2) + "\n")
+    write_atomic(answer_dir / SUMMARY_FILE, json.dumps(summary, indent=2) + "\n")
     return summary
 
 

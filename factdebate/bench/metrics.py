@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from factdebate.datasets.base import LABELS
+from factdebate.datasets import LABELS
 
 UNPARSED = "UNPARSED"
 VERDICTS = frozenset(LABELS)

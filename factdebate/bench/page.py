@@ -12,8 +12,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from factdebate.bench.report import ANSWERS, PLOT_DPI, PLOT_SIZE
+from factdebate.bench.report import PLOT_DPI, PLOT_SIZE
+from factdebate.datasets import ANSWER_TASK
 from factdebate.pages.debate import environment, write_debate_page, write_page
+from factdebate.runs.folder import RunFolderError, RunNotFoundError
 from factdebate.tools.core.secrets import redact_deep
 from factdebate.tools.scoring.answers import answer_scores
 
@@ -181,7 +183,7 @@ def run_plots(
     confusion = _png_uri(out_dir / CONFUSION)
     if confusion:
         plots.append({"title": "Confusion matrix (rows gold, columns predicted)", "src": confusion})
-    if metrics.get("task") == ANSWERS:
+    if metrics.get("task") == ANSWER_TASK:
         names = ["exact_match", "precision", "recall", "f1"]
         plots.append(
             {
@@ -306,7 +308,7 @@ def write_bench_page(
 
 def _headline(metrics: dict[str, Any]) -> tuple[str, float]:
     """(name, value) of a run's main score: accuracy for labels, strict EM for answers."""
-    if metrics.get("task") == ANSWERS:
+    if metrics.get("task") == ANSWER_TASK:
         return "strict EM", float(metrics.get("exact_match", 0.0))
     return "accuracy", float(metrics.get("accuracy", 0.0))
 
@@ -322,7 +324,7 @@ def render_compare_page(dirs: Sequence[Path]) -> str:
     for directory in dirs:
         path = Path(directory) / "metrics.json"
         if not path.is_file():
-            raise FileNotFoundError(f"no metrics.json in {directory}: run the benchmark first")
+            raise RunNotFoundError(f"no metrics.json in {directory}: run the benchmark first")
         metrics = json.loads(path.read_text(encoding="utf-8"))
         runs.append(
             {
@@ -332,7 +334,7 @@ def render_compare_page(dirs: Sequence[Path]) -> str:
             }
         )
     if len({r["metrics"].get("task") for r in runs}) > 1:
-        raise ValueError("cannot compare label runs (claims) with answer runs (questions)")
+        raise RunFolderError("cannot compare label runs (claims) with answer runs (questions)")
     names = [r["name"] for r in runs]
     score_name = _headline(runs[0]["metrics"])[0] if runs else "accuracy"
     majority = {

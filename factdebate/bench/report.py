@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from factdebate.bench.metrics import UNPARSED, failed_item, label_metrics, unreadable_flags
+from factdebate.datasets import ANSWER_TASK, LABEL_TASK
+from factdebate.runs.folder import RunFolderError, RunNotFoundError
 from factdebate.tools.core.files import write_atomic
 from factdebate.tools.scoring.answers import answer_scores, mean_answer_scores
 
-FAILED = "error"  # stop_reason of an item whose run raised
-LABEL_TASK = "labels"  # claim datasets: one gold label per item
-ANSWERS = "answers"  # question datasets: gold (and wrong) answer lists per item
 PLOT_SIZE = (6.4, 3.6)  # inches: every plot of a report has this size (640 x 360 pixels)
 PLOT_DPI = 100
 
@@ -114,7 +113,7 @@ def compute_answer_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     ]
     means = mean_answer_scores(per_item)
     return {
-        "task": ANSWERS,
+        "task": ANSWER_TASK,
         "n": len(rows),
         "exact_match": means["exact_match"],
         "precision": means["precision"],
@@ -254,7 +253,7 @@ def _answer_lines(metrics: dict[str, Any]) -> list[str]:
 def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
     """Markdown report of one run (label or answer metrics by ``metrics["task"]``)."""
     cost, lat = metrics["cost"], metrics["latency"]
-    scores = _answer_lines(metrics) if metrics.get("task") == ANSWERS else _label_lines(metrics)
+    scores = _answer_lines(metrics) if metrics.get("task") == ANSWER_TASK else _label_lines(metrics)
     lines = [
         *_header(metrics, run),
         *scores,
@@ -303,10 +302,10 @@ def write_summary(
     task: str = LABEL_TASK,
 ) -> dict[str, Any]:
     """Write metrics.json, report.md and (labels only) confusion.png; return the metrics."""
-    metrics = compute_answer_metrics(rows) if task == ANSWERS else compute_metrics(rows, labels)
+    metrics = compute_answer_metrics(rows) if task == ANSWER_TASK else compute_metrics(rows, labels)
     metrics["run"] = run
     write_atomic(out_dir / "metrics.json", json.dumps(metrics, indent=2, default=str) + "\n")
-    if task != ANSWERS:
+    if task != ANSWER_TASK:
         plot_confusion(metrics, out_dir / "confusion.png", f"{run['method']} on {run['dataset']}")
     write_atomic(out_dir / "report.md", render_report(metrics, run))
     return metrics
@@ -314,12 +313,12 @@ def write_summary(
 
 _COMPARE_HEADERS = {
     LABEL_TASK: ("accuracy", "macro-F1", "unparsed"),
-    ANSWERS: ("strict EM", "answer F1", "unanswered"),
+    ANSWER_TASK: ("strict EM", "answer F1", "unanswered"),
 }
 
 
 def _scores(m: dict[str, Any]) -> str:
-    if m.get("task") == ANSWERS:
+    if m.get("task") == ANSWER_TASK:
         return f"{_pct(m['exact_match'])} | {_pct(m['f1'])} | {m['unanswered']}"
     return f"{_pct(m['accuracy'])} | {_pct(m['macro_f1'])} | {m['unparsed']}"
 
@@ -335,11 +334,11 @@ def compare_runs(dirs: Sequence[Path]) -> str:
     for directory in dirs:
         path = Path(directory) / "metrics.json"
         if not path.is_file():
-            raise FileNotFoundError(f"no metrics.json in {directory}: run the benchmark first")
+            raise RunNotFoundError(f"no metrics.json in {directory}: run the benchmark first")
         loaded.append((Path(directory), json.loads(path.read_text(encoding="utf-8"))))
     tasks = {m.get("task", LABEL_TASK) for _, m in loaded}
     if len(tasks) > 1:
-        raise ValueError("cannot compare label runs (claims) with answer runs (questions)")
+        raise RunFolderError("cannot compare label runs (claims) with answer runs (questions)")
     task = tasks.pop() if tasks else LABEL_TASK
     header = (
         f"| run | method | dataset | n | {' | '.join(_COMPARE_HEADERS[task])} | failed | "

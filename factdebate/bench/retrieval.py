@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from factdebate.bench.corpus import collection_name
 from factdebate.bench.metrics import retrieval_metrics
-from factdebate.bench.runner import CORPORA, collection_name, dataset_folder
-from factdebate.datasets import DATASETS, DatasetError, sample
+from factdebate.datasets import DATASETS, DatasetError, dataset_folder, load_corpus, sample
 from factdebate.tools.core.files import write_atomic
 
 if TYPE_CHECKING:
@@ -61,15 +61,19 @@ def run_retrieval_bench(
     from factdebate.tools.retrieval.milvus import drop_collection
     from factdebate.tools.retrieval.milvus_native import build_native
 
-    if dataset not in CORPORA:
-        raise DatasetError(f"retrieval benchmark supports {', '.join(CORPORA)}, not {dataset!r}")
+    with_corpus = [name for name, spec in DATASETS.items() if spec.corpus is not None]
+    if dataset not in with_corpus:
+        raise DatasetError(
+            f"retrieval benchmark supports {', '.join(with_corpus)}, not {dataset!r}"
+        )
+    spec = DATASETS[dataset]
     folder = dataset_folder(dataset, data_dir)
     kwargs: dict[str, Any] = {"split": split} if dataset == "scifact" else {}
-    loaded = DATASETS[dataset](folder, **kwargs) if folder else DATASETS[dataset](**kwargs)
+    loaded = spec.load(folder, **kwargs) if folder else spec.load(**kwargs)
     queries = sample([i for i in loaded.items if i.meta.get("gold_doc_ids")], limit, seed)
     if not queries:
         raise DatasetError(f"{dataset}: no claims with gold documents")
-    corpus = CORPORA[dataset](folder) if folder is not None else CORPORA[dataset]()
+    corpus = load_corpus(dataset, data_dir)
     collection = f"rbench_{collection_name(dataset)}"
     same = index_ready(collection, milvus_uri) and live_manifest(
         collection

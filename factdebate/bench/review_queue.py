@@ -11,18 +11,20 @@ from factdebate.api import build_context
 from factdebate.bench.invokers import Invoker, durable_invoker, thread_of
 from factdebate.bench.page import write_bench_page
 from factdebate.bench.report import write_summary
-from factdebate.bench.runner import RESULTS, RUN_FILE, _prediction, read_results
+from factdebate.bench.scoring import RESULTS, prediction, read_results
+from factdebate.datasets import LABEL_TASK
 from factdebate.nodes.review import pending_review, proposal
 from factdebate.review.resume import aresume
 from factdebate.runs.checkpoints import open_checkpointer
-from factdebate.tools.core.files import write_atomic
+from factdebate.runs.folder import RUN_FILE, write_rows
+from factdebate.tools.core.errors import FactDebateError
 
 QUEUE_DB = "review.sqlite"
 """The checkpoint file of a bench run's review queue, inside the run folder."""
 PENDING = "pending"
 
 
-class QueueError(ValueError):
+class QueueError(FactDebateError, ValueError):
     """A run folder that holds no review queue, or an item that is not waiting."""
 
 
@@ -137,13 +139,10 @@ def apply_decision(
             **settings,
         )
     )
-    task = run.get("task") or "labels"
-    row["prediction"] = _prediction(result, task)
+    task = run.get("task") or LABEL_TASK
+    row["prediction"] = prediction(result, task)
     row["review"] = {**row["review"], **result["review"]}
-    write_atomic(
-        out_dir / RESULTS,
-        "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows),
-    )
+    write_rows(out_dir / RESULTS, rows)
     _rewrite_report(out_dir, rows, run, task)
     return row
 

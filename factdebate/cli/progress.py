@@ -1,12 +1,16 @@
-"""Progress for logs and CI: one plain line (done, rate, time left) at a steady interval."""
+"""Progress on stderr: a live bar on a terminal, else one plain line at a steady interval."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import TracebackType
-from typing import IO
+from typing import IO, Any
+
+from factdebate.cli.console import err
+from factdebate.tools.core.errors import SettingsError
 
 MIN_EVERY_S = 1.0
 MAX_EVERY_S = 3600.0
@@ -63,7 +67,7 @@ class ProgressLines:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not MIN_EVERY_S <= every <= MAX_EVERY_S:
-            raise ValueError(
+            raise SettingsError(
                 f"progress interval must be within {MIN_EVERY_S:g}..{MAX_EVERY_S:g} s, got {every}"
             )
         self._label, self._stream, self._every, self._unit = label, stream, every, unit
@@ -126,3 +130,44 @@ class ProgressLines:
         self._thread.join()
         if kind is None and self._state is not None:
             self._emit()
+
+
+Tracker = Callable[[int, int | None, str], None]
+"""``track(done, total, note)``: report work done so far (see ``track_progress``)."""
+
+
+def _bar(eta: bool = True) -> Any:
+    """A stderr progress bar: description, bar, done/total and (``eta``) rich's time left."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    columns: list[Any] = [
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+    ]
+    if eta:
+        columns.append(TimeRemainingColumn())
+    return Progress(*columns, console=err)
+
+
+@contextmanager
+def track_progress(label: str, every: float, unit: str = "items") -> Iterator[Tracker]:
+    """Progress on stderr: a live bar on a terminal, else a plain line every ``every`` seconds.
+
+    Yields ``track(done, total, note)``; rich's bar prints nothing when stderr is a log file or
+    CI, so there the lines say done/total, rate, time left and ``note``.
+    """
+    if not err.is_terminal:
+        with ProgressLines(label, err.file, every, unit) as lines:
+            yield lines.update
+        return
+    pace = Pace(unit=unit)
+    with _bar(eta=False) as bar:
+        task = bar.add_task(label, total=None)
+
+        def track(done: int, total: int | None = None, note: str = "") -> None:
+            rate = pace.update(done, total) if total else ""
+            shown = " · ".join(part for part in (label, note, rate) if part)
+            bar.update(task, completed=done, total=total, description=shown)
+
+        yield track

@@ -14,7 +14,10 @@ from typing import Annotated, Any
 
 import typer
 
-from factdebate.cli import _print_result, _print_turn, err, fail, out, parse_settings
+from factdebate.cli.common import parse_settings
+from factdebate.cli.console import err, fail, out
+from factdebate.cli.show import print_result, print_turn
+from factdebate.tools.core.errors import FactDebateError, SettingsError
 
 SHOWN_EVIDENCE_CHARS = 300
 QUEUE_DB = "review.sqlite"
@@ -35,11 +38,11 @@ def review_store(
     if thread is not None or checkpoint is not None:
         return thread, checkpoint
     if decided:
-        raise ValueError(
+        raise SettingsError(
             "--approve/--verdict finish a paused run: give its --thread and --checkpoint"
         )
     if not sys.stdin.isatty():
-        raise ValueError(
+        raise SettingsError(
             "--review without a terminal needs --thread and --checkpoint (decide later)"
         )
     folder = tempfile.mkdtemp(prefix="factdebate-review-")
@@ -106,7 +109,7 @@ async def _drain(events: AsyncIterator[tuple[str, dict[str, Any]]], quiet: bool)
             result = {"_event": node, **update}
         elif not quiet:
             for turn in update.get("transcript", []) or []:
-                _print_turn(turn)
+                print_turn(turn)
     return result
 
 
@@ -118,7 +121,7 @@ def resume_run(
 
     try:
         return asyncio.run(aresume(thread, checkpoint=checkpoint, **decision, **settings))
-    except ValueError as exc:
+    except FactDebateError as exc:
         fail(str(exc))
         raise  # unreachable: fail exits
 
@@ -164,7 +167,7 @@ def history(
 
     try:
         steps = asyncio.run(ahistory(thread, checkpoint=checkpoint, method=method))
-    except ValueError as exc:
+    except FactDebateError as exc:
         fail(str(exc))
     if as_json:
         sys.stdout.write(json.dumps(steps, default=str) + "\n")
@@ -213,7 +216,7 @@ def replay(
         settings.update(
             {k: v for k, v in {"model": model, "judge_model": judge_model}.items() if v}
         )
-    except ValueError as exc:
+    except FactDebateError as exc:
         fail(str(exc))
     events = astream_replay(
         thread, start, checkpoint=checkpoint, new_thread=to, method=name, **settings
@@ -239,7 +242,7 @@ def replay(
 
     try:
         result, record = asyncio.run(run())
-    except ValueError as exc:
+    except FactDebateError as exc:
         fail(str(exc))
     _show(result, as_json, f"factdebate verify ... --thread {record.get('thread')}")
 
@@ -253,7 +256,7 @@ def _show(result: dict[str, Any], as_json: bool, how: str) -> None:
         show_proposal(result)
         out.print(f"awaiting review: finish it with {how} --approve", markup=False, soft_wrap=True)
     else:
-        _print_result(result)
+        print_result(result)
 
 
 def review_queue(
@@ -267,11 +270,11 @@ def review_queue(
     ] = None,
 ) -> None:
     """Walk a bench run's review queue: approve or overrule each waiting item."""
-    from factdebate.bench.review_queue import QueueError, apply_decision, pending_items
+    from factdebate.bench.review_queue import apply_decision, pending_items
 
     try:
         waiting = pending_items(run_dir, checkpoint)
-    except QueueError as exc:
+    except FactDebateError as exc:
         fail(str(exc))
     if not waiting:
         out.print(f"{run_dir}: nothing awaits review", markup=False, soft_wrap=True)
@@ -288,7 +291,7 @@ def review_queue(
             continue
         try:
             final = apply_decision(run_dir, row["id"], decision, model=model, checkpoint=checkpoint)
-        except (QueueError, ValueError) as exc:
+        except FactDebateError as exc:
             err.print(f"{row['id']}: {exc}", markup=False, soft_wrap=True)
             continue
         done += 1

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import html
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -15,7 +13,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from factdebate.prompts.labels import LABEL_SPELLINGS, spelling_key
-from factdebate.tools.core.files import check_target
+from factdebate.tools.core.files import OutputTargetError, check_target, write_atomic
 from factdebate.tools.core.secrets import redact
 
 # Stop reasons in plain words (unknown ones are shown as they are).
@@ -386,20 +384,10 @@ def write_page(path: str | Path, html: str) -> Path:
     target = Path(path).expanduser()
     check_target(target, "page")  # a device, pipe or symlink is never written through
     html = redact(html)  # one last pass: no key (a model URL's, say) reaches a page
-    tmp: str | None = None
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(html)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a page is for sharing
-        os.replace(tmp, target)
+        write_atomic(target, html)  # shared like any page: 0666 less the umask
     except OSError as exc:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-        raise ValueError(f"cannot write page {target}: {exc.strerror or exc}") from exc
+        raise OutputTargetError(f"cannot write page {target}: {exc.strerror or exc}") from exc
     return target
 
 

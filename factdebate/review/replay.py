@@ -9,6 +9,7 @@ from typing import Any
 
 from factdebate.api import METHOD_KEY, build_context, stream_events
 from factdebate.graphs.registry import load_method
+from factdebate.nodes.review import ReviewError
 from factdebate.review.resume import thread_method
 from factdebate.runs.checkpoints import open_checkpointer
 from factdebate.tools.core.secrets import redact_deep
@@ -27,7 +28,7 @@ def parse_start(start: str) -> tuple[str, int | None]:
     """
     match = _START.fullmatch(start.strip())
     if match is None:
-        raise ValueError(
+        raise ReviewError(
             f"--from {start!r}: expected NODE or NODE@ROUND, e.g. judge or argue_rag@2"
         )
     return match[1], int(match[2]) if match[2] else None
@@ -79,13 +80,13 @@ def _pick(steps: list[Any], node: str, round_no: int | None, thread: str) -> Any
     if not hits:
         known = sorted({n for s in steps for n in s.next})
         where = f"{node}@{round_no}" if round_no is not None else node
-        raise ValueError(
+        raise ReviewError(
             f"thread {thread!r} has no step {where}; its steps run: {', '.join(known) or 'none'}"
         )
     rounds = sorted({r for s in hits if isinstance(r := (s.values or {}).get("round"), int)})
     if round_no is None and len(rounds) > 1:
         listed = ", ".join(f"{node}@{r}" for r in rounds)
-        raise ValueError(f"{node} runs in several rounds of thread {thread!r}: say {listed}")
+        raise ReviewError(f"{node} runs in several rounds of thread {thread!r}: say {listed}")
     return hits[0]
 
 
@@ -149,9 +150,9 @@ async def astream_replay(
         if new_thread is None:
             new += f"~{secrets.token_hex(3)}"
         if _THREAD.fullmatch(new) is None:
-            raise ValueError(f"bad thread name {new!r}: letters, digits and _.:~@- only")
+            raise ReviewError(f"bad thread name {new!r}: letters, digits and _.:~@- only")
         if await saver.aget_tuple({"configurable": {"thread_id": new}}) is not None:
-            raise ValueError(f"thread {new!r} already exists: choose another --to")
+            raise ReviewError(f"thread {new!r} already exists: choose another --to")
         step = (fork_point.metadata or {}).get("step")
         record = {
             "parent_thread": thread,

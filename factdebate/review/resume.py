@@ -10,7 +10,7 @@ from typing import Any
 from langgraph.types import Command
 
 from factdebate.api import METHOD_KEY, build_context, stream_events
-from factdebate.graphs.registry import METHODS, load_method
+from factdebate.graphs.registry import METHODS, load_method, resolve
 from factdebate.nodes.review import ReviewError, check_decision, pending_review
 from factdebate.runs.checkpoints import open_checkpointer
 
@@ -46,13 +46,13 @@ async def thread_method(saver: Any, thread: str, method: str | None) -> str:
         ValueError: an unknown thread, or a thread whose method is not recorded (give it).
     """
     if method is not None:
-        load_method(method)  # an unknown name raises its one-line error
+        resolve(method)  # an unknown name raises its one-line error
         return method
     found = await stored_method(saver, thread)
     if found is None:
         if await saver.aget_tuple({"configurable": {"thread_id": thread}}) is None:
-            raise ValueError(f"unknown thread {thread!r}: nothing is stored under it")
-        raise ValueError(f"thread {thread!r} does not record its method: pass --method")
+            raise ReviewError(f"unknown thread {thread!r}: nothing is stored under it")
+        raise ReviewError(f"thread {thread!r} does not record its method: pass --method")
     return found
 
 
@@ -84,11 +84,11 @@ async def astream_resume(
         }
         snapshot = await durable.aget_state(config)
         if not snapshot.values:
-            raise ValueError(f"unknown thread {thread!r}: nothing is stored under it")
+            raise ReviewError(f"unknown thread {thread!r}: nothing is stored under it")
         request = pending_review(snapshot)
         if request is None:
             status = "finished" if not snapshot.next else "still running (resume it first)"
-            raise ValueError(f"thread {thread!r} is not awaiting review: it is {status}")
+            raise ReviewError(f"thread {thread!r} is not awaiting review: it is {status}")
         decision = check_decision(
             {"approve": True, "note": note} if approve else {"verdict": verdict, "note": note},
             tuple(request["choices"]) if request.get("choices") is not None else None,

@@ -11,6 +11,8 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from factdebate.tools.core.errors import FactDebateError
+
 SQLITE_HEADER = b"SQLite format 3\x00"
 POSTGRES_PREFIXES = ("postgresql://", "postgres://")
 EXPECTED = "expected sqlite:PATH or postgresql://USER:PASSWORD@HOST:PORT/DATABASE"
@@ -20,7 +22,7 @@ SETUP_LOCK = 0x46444350  # advisory lock key: one process at a time creates the 
 SETUP_WAIT_S = 120.0
 
 
-class CheckpointError(ValueError):
+class CheckpointError(FactDebateError, ValueError):
     """A checkpoint database that cannot be used: bad spec, refused login, gone mid-run."""
 
 
@@ -52,18 +54,18 @@ def checkpoint_path(spec: str) -> Path:
     """
     scheme, sep, path = spec.partition(":")
     if scheme != "sqlite" or not sep or not path.strip():
-        raise ValueError(f"bad checkpoint {shown(spec)!r}: {EXPECTED}")
+        raise CheckpointError(f"bad checkpoint {shown(spec)!r}: {EXPECTED}")
     target = Path(path).expanduser()
     if target.is_dir():
-        raise ValueError(f"bad checkpoint {spec!r}: {target} is a folder, not a SQLite file")
+        raise CheckpointError(f"bad checkpoint {spec!r}: {target} is a folder, not a SQLite file")
     if target.exists():
         try:
             with target.open("rb") as fh:
                 head = fh.read(len(SQLITE_HEADER))
         except OSError as exc:
-            raise ValueError(f"bad checkpoint {spec!r}: {exc.strerror or exc}") from exc
+            raise CheckpointError(f"bad checkpoint {spec!r}: {exc.strerror or exc}") from exc
         if head and head != SQLITE_HEADER:
-            raise ValueError(f"bad checkpoint {spec!r}: {target} is not a SQLite database")
+            raise CheckpointError(f"bad checkpoint {spec!r}: {target} is not a SQLite database")
     return target
 
 
@@ -98,7 +100,7 @@ def check_checkpoint(spec: str) -> None:
             ``postgres_conninfo`` refuse.
     """
     if not isinstance(spec, str) or len(spec) > MAX_SPEC_CHARS:
-        raise ValueError(f"bad checkpoint: give a spec of at most {MAX_SPEC_CHARS} characters")
+        raise CheckpointError(f"bad checkpoint: give a spec of at most {MAX_SPEC_CHARS} characters")
     if is_postgres(spec):
         postgres_conninfo(spec)
     else:

@@ -16,7 +16,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
-from factdebate.graphs.registry import METHODS, load_method
+from factdebate.graphs.registry import METHODS, context_class
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -39,12 +39,12 @@ def context_problem(payload: Any) -> str | None:
         return f"context must be an object of settings, got {type(context).__name__}"
     if target in METHODS:
         try:
-            load_method(str(target))[1].from_settings(context)
+            context_class(str(target)).from_settings(context)
         except ValueError as exc:
             return str(exc)
         return None
     # An assistant named by id: its graph is not known here; still refuse names no method has.
-    known = {f.name for name in METHODS for f in fields(load_method(name)[1])}
+    known = {f.name for name in METHODS for f in fields(context_class(name))}
     unknown = sorted(set(context) - known)
     return f"unknown setting(s): {', '.join(unknown)}" if unknown else None
 

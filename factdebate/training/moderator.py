@@ -17,13 +17,15 @@ from __future__ import annotations
 import gc
 import json
 import logging
-import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from factdebate.nodes.debate_cv.moderator import FinalVerdict
+from factdebate.runs.folder import RunFolderError
+from factdebate.tools.core.errors import FactDebateError, SettingsError
+from factdebate.tools.core.files import atomic_target, write_atomic
 from factdebate.tools.models.hf_local import (
     BASE_COPY_DIR,
     RUN_MANIFEST,
@@ -46,7 +48,7 @@ PAPER_DPO_CLAIMS = 920
 """D-DPO claims in the paper (the ones it got wrong, with corrected justifications)."""
 
 
-class TrainingDataError(ValueError):
+class TrainingDataError(FactDebateError, ValueError):
     """A training file that is missing or not in the format ``factdebate syndec`` writes."""
 
 
@@ -88,19 +90,19 @@ class TrainConfig:
         for name, low, high in bounds:
             value = getattr(self, name)
             if not low <= value <= high:
-                raise ValueError(f"{name.replace('_', '-')} must be in [{low:g}, {high:g}]")
+                raise SettingsError(f"{name.replace('_', '-')} must be in [{low:g}, {high:g}]")
         if self.max_steps != -1 and not 1 <= self.max_steps <= 1_000_000:
-            raise ValueError("max-steps must be -1 (use epochs) or in [1, 1000000]")
+            raise SettingsError("max-steps must be -1 (use epochs) or in [1, 1000000]")
         for name in ("sft_limit", "dpo_limit"):
             value = getattr(self, name)
             if value is not None and value < 1:
-                raise ValueError(f"{name.replace('_', '-')} must be at least 1")
+                raise SettingsError(f"{name.replace('_', '-')} must be at least 1")
         if not self.stages or any(s not in STAGES for s in self.stages):
-            raise ValueError(f"stages must be a non-empty subset of {', '.join(STAGES)}")
+            raise SettingsError(f"stages must be a non-empty subset of {', '.join(STAGES)}")
         if list(self.stages) != sorted(self.stages, key=STAGES.index):
-            raise ValueError("stages run in the order sft, dpo")
+            raise SettingsError("stages run in the order sft, dpo")
         if self.device not in ("auto", "cpu", "cuda"):
-            raise ValueError("device must be auto, cpu or cuda")
+            raise SettingsError("device must be auto, cpu or cuda")
 
 
 def _read_jsonl(path: Path) -> list[tuple[int, Any]]:
@@ -207,9 +209,7 @@ def read_dpo(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
 
 
 def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def losses(log_history: list[dict[str, Any]]) -> list[tuple[int, float]]:
@@ -231,10 +231,9 @@ def plot_losses(points: list[tuple[int, float]], title: str, path: Path) -> None
     ax.set_title(title)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    tmp = path.with_name(path.stem + ".tmp.png")
-    fig.savefig(tmp, dpi=100)
+    with atomic_target(path) as tmp:
+        fig.savefig(tmp, dpi=100, format="png")
     plt.close(fig)
-    os.replace(tmp, path)
 
 
 def _prepare_run(cfg: TrainConfig, out: Path, device: str, dtype: Any) -> dict[str, Any]:
@@ -243,7 +242,7 @@ def _prepare_run(cfg: TrainConfig, out: Path, device: str, dtype: Any) -> dict[s
     if manifest_path.is_file():
         manifest: dict[str, Any] = json.loads(manifest_path.read_text(encoding="utf-8"))
         if manifest.get("base") != cfg.base:
-            raise ValueError(
+            raise RunFolderError(
                 f"{out} was trained from base {manifest.get('base')!r}, not {cfg.base!r}; "
                 "use a new --out folder"
             )

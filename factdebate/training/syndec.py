@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -47,7 +46,8 @@ from factdebate.nodes.debate_cv.moderator import (
 from factdebate.nodes.debate_cv.state import DebateCVState, EvidenceClaimInput, ModeratorNote
 from factdebate.nodes.evidence_block import render_evidence
 from factdebate.prompts import debate_cv as prompts
-from factdebate.tools.core.files import write_atomic
+from factdebate.runs.folder import RunFolderError, append_rows, read_rows, write_rows
+from factdebate.tools.core.errors import FactDebateError
 from factdebate.tools.core.records import ErrorRecord, RoleCost, add_costs
 from factdebate.tools.models.llm import redact, schema_prompt
 
@@ -58,7 +58,7 @@ SFT_FILE = "sft.jsonl"
 DPO_FILE = "dpo.jsonl"
 
 
-class SynDeCError(RuntimeError):
+class SynDeCError(FactDebateError, RuntimeError):
     """An output file that cannot be resumed safely (corrupt line before the last one)."""
 
 
@@ -78,10 +78,6 @@ class SynDeCSummary:
     failed: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _record_id(raw: bytes) -> str:
-    return str(json.loads(raw)["id"])
-
-
 def completed_ids(path: Path) -> set[str]:
     """Ids already in a SynDeC file; a truncated last line (no newline) is cut off.
 
@@ -91,32 +87,10 @@ def completed_ids(path: Path) -> set[str]:
     Raises:
         SynDeCError: If a newline-terminated line is not a JSON object with an ``id``.
     """
-    if not path.exists():
-        return set()
-    data = path.read_bytes()
-    end = data.rfind(b"\n") + 1
-    ids: set[str] = set()
-    for number, raw in enumerate(data[:end].split(b"\n")[:-1], 1):
-        if raw.strip():
-            try:
-                ids.add(_record_id(raw))
-            except (ValueError, KeyError, TypeError) as exc:
-                raise SynDeCError(f"{path}: line {number} is corrupt ({exc})") from exc
-    tail = data[end:]
-    if tail.strip():
-        try:
-            ids.add(_record_id(tail))
-        except (ValueError, KeyError, TypeError):
-            log.warning("%s: dropping a truncated last line (%d bytes)", path, len(tail))
-            with path.open("r+b") as fh:
-                fh.truncate(end)
-        else:
-            with path.open("ab") as fh:
-                fh.write(b"\n")
-    elif tail:
-        with path.open("r+b") as fh:
-            fh.truncate(end)
-    return ids
+    try:
+        return {str(row["id"]) for row in read_rows(path, strict=True, repair=True)}
+    except RunFolderError as exc:
+        raise SynDeCError(str(exc)) from exc
 
 
 def load_claims(
@@ -139,7 +113,7 @@ def load_claims(
         return load_averitec(file or folder, split).items
     if split != "dev" or file is not None:
         raise DatasetError(f"--split and --file are only for averitec, not {dataset!r}")
-    return DATASETS[dataset](folder).items
+    return DATASETS[dataset].load(folder).items
 
 
 def moderator_call(
@@ -257,20 +231,7 @@ async def synthesize(
 
 def read_records(path: Path) -> list[dict[str, Any]]:
     """All complete records of a SynDeC file, first occurrence of each id kept."""
-    records: dict[str, dict[str, Any]] = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").split("\n"):  # not at U+2028 in a text
-            if line.strip():
-                try:
-                    rec = json.loads(line)
-                except ValueError:
-                    continue  # a truncated last line; completed_ids() cuts it on resume
-                records.setdefault(str(rec["id"]), rec)
-    return list(records.values())
-
-
-def _write_atomic(path: Path, rows: list[dict[str, Any]]) -> None:
-    write_atomic(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    return read_rows(path)
 
 
 def export_training(out_dir: str | Path, ctx: DebateCVContext | None = None) -> tuple[int, int]:
@@ -317,8 +278,8 @@ def export_training(out_dir: str | Path, ctx: DebateCVContext | None = None) -> 
                     "rejected": [{"role": "assistant", "content": given}],
                 }
             )
-    _write_atomic(out / SFT_FILE, sft)
-    _write_atomic(out / DPO_FILE, dpo)
+    write_rows(out / SFT_FILE, sft)
+    write_rows(out / DPO_FILE, dpo)
     return len(sft), len(dpo)
 
 
@@ -362,7 +323,7 @@ async def run_syndec(
             todo.append(item)
     gate = asyncio.Semaphore(concurrency)
 
-    with path.open("a", encoding="utf-8") as fh:
+    with append_rows(path, fsync=True) as sink:
 
         async def one(item: ClaimItem) -> None:
             async with gate:
@@ -372,9 +333,7 @@ async def run_syndec(
                     log.warning("claim %s failed: %s", item.id, exc)
                     summary.failed.append((item.id, redact(f"{type(exc).__name__}: {exc}")))
                     return
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+            sink.add(record)
             summary.new += 1
             status = record["status"]
             if status in ("correct", "corrected", "uncorrected", "unparsed"):

@@ -7,6 +7,7 @@ from typing import Literal
 
 from factdebate.nodes.context import Context, setting
 from factdebate.prompts.mad_fact import NEUTRAL_ROLE, ROLE_NAMES
+from factdebate.tools.core.errors import SettingsError
 
 Strategy = Literal["direct", "search", "conditional"]
 
@@ -113,13 +114,13 @@ class MADFactContext(Context):
         if self.roles:
             unknown = [r for r in self.roles if r not in ROLE_NAMES]
             if unknown:
-                raise ValueError(f"unknown roles {unknown}; choose from {list(ROLE_NAMES)}")
+                raise SettingsError(f"unknown roles {unknown}; choose from {list(ROLE_NAMES)}")
             if len(set(self.roles)) != len(self.roles) or len(self.roles) != self.n_evaluators:
-                raise ValueError("roles must be n_evaluators distinct names")
+                raise SettingsError("roles must be n_evaluators distinct names")
         if self.gamma == 0:
-            raise ValueError("setting gamma must be above 0")
+            raise SettingsError("setting gamma must be above 0")
         if self.juror_models and len(self.juror_models) != self.n_evaluators:
-            raise ValueError(
+            raise SettingsError(
                 f"juror_models must name one model per juror ({self.n_evaluators}), "
                 f"got {len(self.juror_models)}"
             )

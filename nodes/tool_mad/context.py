@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
-from factdebate.nodes.context import Context, ToolName, setting, with_defaults
+from factdebate.nodes.context import Context, ToolName, setting
 
 NeiRelevance = Literal["ragas", "cosine"]
 
@@ -57,25 +57,3 @@ class ToolMADContext(Context):
             "unmeasured with a capable model."
         },
     )
-
-
-ABLATIONS: dict[str, dict[str, Any]] = {
-    # method -> the settings that differ from Tool-MAD's defaults (graphs/tool_mad_ablations.py)
-    "tool-mad-rag-rag": {"tool_b": "rag"},
-    "tool-mad-search-search": {"tool_a": "search"},
-    "tool-mad-rag-vanilla": {"tool_b": "none"},
-    "tool-mad-search-vanilla": {"tool_a": "search", "tool_b": "none"},
-    "tool-mad-vanilla-vanilla": {"tool_a": "none", "tool_b": "none"},
-    "tool-mad-no-qf": {"query_formulation": False},
-    "tool-mad-no-stability": {"stability_score": False},
-}
-
-
-def ablation_context(method: str, doc: str) -> type[ToolMADContext]:
-    """The settings class of a Tool-MAD ablation: Tool-MAD's, with ``ABLATIONS[method]`` defaults.
-
-    Named after the method (``tool-mad-rag-rag`` -> ``ToolMadRagRagContext``), so the graph
-    module and the command line build the same class without importing each other.
-    """
-    class_name = "".join(part.title() for part in method.split("-")) + "Context"
-    return with_defaults(ToolMADContext, class_name, doc, **ABLATIONS[method])

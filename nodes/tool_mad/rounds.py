@@ -11,6 +11,7 @@ from factdebate.nodes.common import settings
 from factdebate.nodes.state import Turn
 from factdebate.nodes.tool_mad.context import ToolMADContext
 from factdebate.nodes.tool_mad.state import ToolMADState
+from factdebate.tools.core.errors import SettingsError
 
 DEBATERS = ("debater_a", "debater_b")
 
@@ -27,7 +28,7 @@ async def start_round(state: ToolMADState, runtime: Runtime[ToolMADContext]) -> 
     update: dict[str, Any] = {"round": round_no, "rounds": round_no}
     if round_no == 1:
         if ctx.max_rounds < 1:
-            raise ValueError(f"max_rounds must be at least 1, got {ctx.max_rounds}")
+            raise SettingsError(f"max_rounds must be at least 1, got {ctx.max_rounds}")
         update["claim"] = clean_claim(state.get("claim"), ctx.max_claim_chars)
     update["drafts"] = {
         agent: Turn(round=round_no, agent=agent, tool=tool_of(ctx, agent)) for agent in DEBATERS

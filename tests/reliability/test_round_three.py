@@ -183,7 +183,7 @@ def test_jsonl_lines_end_at_newline_only_and_medqa_ids_stay_right(tmp_path: Path
 
 
 def test_a_non_utf8_line_is_reported_by_file_and_line_and_skipped(tmp_path: Path) -> None:
-    from factdebate.bench.runner import load_items
+    from factdebate.bench import load_items
 
     root = fever_mini(tmp_path / "data")
     claims = root / "fever" / "fever_rag_mini" / "claims.jsonl"
@@ -197,7 +197,7 @@ def test_a_non_utf8_line_is_reported_by_file_and_line_and_skipped(tmp_path: Path
 
 
 def test_bench_reads_a_results_row_holding_a_line_separator(tmp_path: Path) -> None:
-    from factdebate.bench.runner import read_results
+    from factdebate.bench import read_results
 
     path = tmp_path / "results.jsonl"
     rows = [{"id": "1", "errors": [{"raw": "a\u2028b"}]}, {"id": "2"}]
@@ -445,7 +445,7 @@ def averitec(root: Path, labels: tuple[str, ...]) -> Path:
 def test_averitec_is_scored_over_its_four_labels_whatever_the_sample(
     tmp_path: Path, scripted
 ) -> None:
-    from factdebate.bench.runner import load_items, run_bench
+    from factdebate.bench import load_items, run_bench
     from factdebate.datasets import LABELS
 
     root = averitec(tmp_path / "data", ("Supported", "Refuted", "Not Enough Evidence"))
@@ -469,7 +469,7 @@ def test_averitec_is_scored_over_its_four_labels_whatever_the_sample(
 
 
 def test_seeded_averitec_samples_all_list_four_labels() -> None:
-    from factdebate.bench.runner import load_items
+    from factdebate.bench import load_items
     from factdebate.datasets import CONFLICTING, LABELS
     from tests.conftest import data_or_skip
 
@@ -496,7 +496,7 @@ def test_a_verdict_outside_the_datasets_labels_is_counted_apart(tmp_path: Path, 
 def test_items_whose_model_calls_all_failed_count_as_failed_not_unparsed(
     tmp_path: Path, scripted
 ) -> None:
-    from factdebate.bench.runner import run_bench
+    from factdebate.bench import run_bench
 
     name, _ = scripted([("", RuntimeError("provider down"))])
     metrics = run_bench(
@@ -539,7 +539,7 @@ def test_failed_unparsed_and_budget_rows_are_told_apart() -> None:
 
 
 def test_felm_reference_contents_are_evidence(tmp_path: Path) -> None:
-    from factdebate.bench.runner import load_items
+    from factdebate.bench import load_items
 
     record = {
         "index": 7,

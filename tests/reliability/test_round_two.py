@@ -65,7 +65,7 @@ async def test_madam_rag_with_every_call_hanging_gives_no_answer():
 
 
 def test_bench_counts_a_madam_rag_item_whose_calls_all_failed_as_failed(tmp_path: Path, scripted):
-    from factdebate.bench.runner import load_items, read_results, run_bench
+    from factdebate.bench import load_items, read_results, run_bench
     from factdebate.datasets import DatasetError
 
     try:
@@ -97,7 +97,7 @@ from pathlib import Path
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
 limit = int(sys.argv[2])
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-from factdebate.bench.runner import read_results
+from factdebate.bench import read_results
 try:
     read_results(Path(sys.argv[1]))
 except OSError as exc:
@@ -111,7 +111,7 @@ def test_a_failed_rewrite_of_results_keeps_every_finished_row(tmp_path: Path):
     import subprocess
     import sys
 
-    from factdebate.bench.runner import read_results
+    from factdebate.bench import read_results
 
     path = tmp_path / "results.jsonl"
     rows = [{"id": f"item-{i}", "prediction": "SUPPORTS", "note": "x" * 200} for i in range(40)]
@@ -286,7 +286,7 @@ async def test_a_reply_echoing_a_key_is_redacted_in_the_transcript_and_bench_fil
 def test_bench_files_hold_no_key_echoed_by_a_model(
     scripted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    from factdebate.bench.runner import load_items, run_bench
+    from factdebate.bench import load_items, run_bench
     from factdebate.datasets import DatasetError
 
     try:

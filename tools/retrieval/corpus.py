@@ -10,6 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import IO, Any, cast
 
+from factdebate.tools.core.errors import FactDebateError
 from factdebate.tools.core.records import Evidence
 
 DEFAULT_COLLECTION = "default"
@@ -22,7 +23,7 @@ _SHARDS = (".jsonl", ".jsonl.gz", ".json.gz", ".ndjson", ".parquet")
 Problem = Callable[[str], None]
 
 
-class CorpusError(ValueError):
+class CorpusError(FactDebateError, ValueError):
     """A corpus path or record that cannot be read."""
 
 
@@ -290,17 +291,20 @@ def count_records(path: Path, fmt: str = "auto") -> int:
     """
     kind = detect_format(path) if fmt == "auto" else fmt
     total = 0
-    for file in shards(path):
-        if kind == "text":
-            total += 1
-        elif kind == "parquet":
-            import pyarrow.parquet as pq
+    try:
+        for file in shards(path):
+            if kind == "text":
+                total += 1
+            elif kind == "parquet":
+                import pyarrow.parquet as pq
 
-            total += pq.ParquetFile(file).metadata.num_rows
-        else:
-            with _open_text(file) as handle:
-                for block in iter(lambda: handle.read(1 << 20), b""):
-                    total += block.count(b"\n")
+                total += pq.ParquetFile(file).metadata.num_rows
+            else:
+                with _open_text(file) as handle:
+                    for block in iter(lambda: handle.read(1 << 20), b""):
+                        total += block.count(b"\n")
+    except (OSError, ValueError) as exc:  # unreadable, not gzip, not Parquet: said in one line
+        raise CorpusError(str(exc)) from exc
     return total
 
 

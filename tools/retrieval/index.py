@@ -21,6 +21,7 @@ from factdebate.tools.core.home import data_home
 from factdebate.tools.core.records import Evidence
 from factdebate.tools.retrieval.corpus import (
     DEFAULT_COLLECTION,
+    CorpusError,
     Problem,
     default_corpus_path,
     iter_documents,
@@ -304,7 +305,7 @@ def _checkpoint(state: Checkpoint, writer: PassageWriter, name: str) -> None:
 def _finish(state: Checkpoint, name: str, lexical: Path, encoder: EncoderSpec) -> Manifest:
     """Build the lexical index, wait for the dense one, and check both hold every passage."""
     if state.passages == 0:
-        raise ValueError(f"no passages to index into {state.collection!r}")
+        raise CorpusError(f"no passages to index into {state.collection!r}")
     start = time.perf_counter()
     sha = build_lexical(lexical)
     middle = time.perf_counter()

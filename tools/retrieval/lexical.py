@@ -159,7 +159,9 @@ class PassageWriter:
         self.commit()
 
     def close(self) -> None:
-        """Commit and close."""
+        """Commit and close (once: closing a closed writer does nothing)."""
+        if self._passages.closed:
+            return
         self.commit()
         self._passages.close()
         self._offsets.close()

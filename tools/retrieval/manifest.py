@@ -12,6 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from factdebate.tools.core.errors import FactDebateError, SettingsError
 from factdebate.tools.core.home import data_home
 
 FORMAT = 3  # bump when the stored layout or the tokenisation changes (3: on-disk passage store)
@@ -27,7 +28,7 @@ _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,62}")
 _GENERATION = re.compile(r"g[0-9a-f]{12}")
 
 
-class IndexMissingError(LookupError):
+class IndexMissingError(FactDebateError, LookupError):
     """The requested collection has not been indexed."""
 
     def __init__(self, collection: str) -> None:
@@ -36,7 +37,7 @@ class IndexMissingError(LookupError):
         )
 
 
-class IndexUnavailableError(RuntimeError):
+class IndexUnavailableError(FactDebateError, RuntimeError):
     """The index exists (or should) but cannot be used now; retrieval must not go on without it."""
 
 
@@ -51,7 +52,7 @@ def check_name(collection: str) -> str:
         ValueError: anything else (path separators, dots, '__', over 63 characters).
     """
     if not _NAME.fullmatch(collection) or "__" in collection:
-        raise ValueError(
+        raise SettingsError(
             f"bad collection name {collection!r}: use a letter followed by up to 62 letters, "
             "digits or single underscores"
         )

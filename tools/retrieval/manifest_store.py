@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
+from factdebate.tools.core.files import write_atomic
 from factdebate.tools.retrieval.manifest import (
     IndexMismatchError,
     IndexMissingError,
@@ -93,23 +91,7 @@ def write_manifest(manifest: Manifest, uri: str = "") -> None:
     """
     if is_server(uri):
         write_shared_manifest(manifest.collection, json.dumps(asdict(manifest)), uri)
-    path = manifest_path(manifest.collection)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(asdict(manifest), handle, indent=2)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    write_atomic(manifest_path(manifest.collection), json.dumps(asdict(manifest), indent=2))
 
 
 def live_manifest(collection: str, uri: str = "") -> Manifest:

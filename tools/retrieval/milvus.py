@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from functools import cache
 from typing import Any
 
+from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.core.home import data_home
 from factdebate.tools.retrieval.embeddings import EMBEDDING_DIM
 from factdebate.tools.retrieval.manifest import (
@@ -41,9 +42,9 @@ def wait_seconds() -> float:
     try:
         value = float(raw)
     except ValueError:
-        raise ValueError(f"{WAIT_ENV} must be a number of seconds, got {raw!r}") from None
+        raise SettingsError(f"{WAIT_ENV} must be a number of seconds, got {raw!r}") from None
     if not 0 <= value <= 600:
-        raise ValueError(f"{WAIT_ENV} must be 0..600 seconds, got {raw!r}")
+        raise SettingsError(f"{WAIT_ENV} must be 0..600 seconds, got {raw!r}")
     return value
 
 
@@ -94,7 +95,7 @@ def milvus_client(uri: str) -> Any:
 
 
 @contextlib.contextmanager
-def lockedmilvus_client(uri: str = "") -> Iterator[Any]:
+def locked_client(uri: str = "") -> Iterator[Any]:
     """The shared Milvus client of ``uri``, used under the process-wide Milvus lock."""
     client = milvus_client(milvus_uri(uri))
     with milvus_lock:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.retrieval.embeddings import encoder_for, spec_of
 from factdebate.tools.retrieval.manifest import BM25_B, BM25_K1, Manifest, new_generation
 from factdebate.tools.retrieval.milvus import drop_collections, locked_client
@@ -99,7 +100,7 @@ def native_rank(
     from pymilvus import AnnSearchRequest, RRFRanker
 
     if mode not in MODES:
-        raise ValueError(f"unknown Milvus search mode {mode!r}: expected bm25 or hybrid")
+        raise SettingsError(f"unknown Milvus search mode {mode!r}: expected bm25 or hybrid")
     fetch = passage_depth(k, manifest.passages)
     requests = []
     if mode == "hybrid":

@@ -26,6 +26,7 @@ from ragas.metrics.collections.answer_relevancy.util import (  # noqa: E402
 )
 from ragas.prompt.metrics.base_prompt import BasePrompt  # noqa: E402
 
+from factdebate.tools.core.errors import FactDebateError
 from factdebate.tools.core.records import ErrorRecord, RoleCost, add_costs  # noqa: E402
 from factdebate.tools.models.llm import CallSite, ask_structured, redact  # noqa: E402
 from factdebate.tools.models.providers import with_temperature  # noqa: E402
@@ -33,7 +34,7 @@ from factdebate.tools.models.providers import with_temperature  # noqa: E402
 T = TypeVar("T", bound=BaseModel)
 
 
-class ScorerOutputError(RuntimeError):
+class ScorerOutputError(FactDebateError, RuntimeError):
     """The scoring model's output did not match the schema RAGAS asked for."""
 
 

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from factdebate.tools.core.errors import FactDebateError, SettingsError
 from factdebate.tools.core.records import Evidence
 
 TAVILY_URL = "https://api.tavily.com"
@@ -37,14 +38,16 @@ class SearchBackend(Protocol):
         ...
 
 
-class WebSearchError(RuntimeError):
+class WebSearchError(FactDebateError, RuntimeError):
     """A web search answer that cannot be used: refused key, bad status, malformed body."""
 
 
 def _timeout(timeout: float) -> float:
     low, high = TIMEOUT_RANGE
     if not low <= timeout <= high:
-        raise ValueError(f"web search timeout must be {low:g}..{high:g} seconds, got {timeout!r}")
+        raise SettingsError(
+            f"web search timeout must be {low:g}..{high:g} seconds, got {timeout!r}"
+        )
     return timeout
 
 
@@ -85,7 +88,7 @@ class TavilySearch:
         from tavily import TavilyClient
 
         if not api_key:
-            raise ValueError("Tavily search needs an API key (TAVILY_API_KEY)")
+            raise SettingsError("Tavily search needs an API key (TAVILY_API_KEY)")
         self._timeout = _timeout(timeout)
         self._client = TavilyClient(api_key=api_key, api_base_url=base_url.rstrip("/"))
 
@@ -146,7 +149,7 @@ class SerperSearch:
             timeout: Seconds per request (0.1..120).
         """
         if not api_key:
-            raise ValueError("Serper search needs an API key (SERPER_API_KEY)")
+            raise SettingsError("Serper search needs an API key (SERPER_API_KEY)")
         self._key, self._url = api_key, base_url.rstrip("/")
         self._timeout = _timeout(timeout)
 
@@ -193,7 +196,7 @@ class SerperSearch:
 def web_backend_name(kind: str) -> str:
     """The backend ``kind`` resolves to: ``auto`` takes the first of ``AUTO_ORDER`` with a key."""
     if kind not in BACKENDS:
-        raise ValueError(f"unknown search_backend {kind!r}: expected {', '.join(BACKENDS)}")
+        raise SettingsError(f"unknown search_backend {kind!r}: expected {', '.join(BACKENDS)}")
     if kind != "auto":
         return kind
     return next((name for name in AUTO_ORDER if os.environ.get(KEY_ENVS[name])), "offline")
@@ -224,7 +227,9 @@ def search_backend(
         return OfflineSearch(collection, milvus_uri)
     key = os.environ.get(KEY_ENVS[name], "")
     if not key:
-        raise ValueError(f"search_backend={name!r} needs the {KEY_ENVS[name]} environment variable")
+        raise SettingsError(
+            f"search_backend={name!r} needs the {KEY_ENVS[name]} environment variable"
+        )
     base = os.environ.get(URL_ENVS[name], "") or (TAVILY_URL if name == "tavily" else SERPER_URL)
     return _web_client(name, key, base, min(max(timeout, TIMEOUT_RANGE[0]), TIMEOUT_RANGE[1]))
 

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
+from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.core.records import Evidence
 
 OPENALEX_URL = "https://api.openalex.org"
@@ -121,13 +122,13 @@ class OpenAlexSearch:
 
         """
         if not 0 < timeout <= 300:
-            raise ValueError(f"OpenAlex timeout must be in (0, 300] seconds, got {timeout}")
+            raise SettingsError(f"OpenAlex timeout must be in (0, 300] seconds, got {timeout}")
         if not 0 <= retries <= 10:
-            raise ValueError(f"OpenAlex retries must be 0..10, got {retries}")
+            raise SettingsError(f"OpenAlex retries must be 0..10, got {retries}")
         if not 0 <= backoff <= 60:
-            raise ValueError(f"OpenAlex backoff must be 0..60 seconds, got {backoff}")
+            raise SettingsError(f"OpenAlex backoff must be 0..60 seconds, got {backoff}")
         if not 1 <= summary_sentences <= 20:
-            raise ValueError(f"summary_sentences must be 1..20, got {summary_sentences}")
+            raise SettingsError(f"summary_sentences must be 1..20, got {summary_sentences}")
         self.base_url = base_url.rstrip("/")
         self.timeout, self.retries, self.backoff = timeout, retries, backoff
         self._mailto, self._api_key = mailto, api_key
@@ -146,7 +147,9 @@ class OpenAlexSearch:
             timeout = float(os.environ.get("OPENALEX_TIMEOUT", "20"))
             retries = int(os.environ.get("OPENALEX_RETRIES", "2"))
         except ValueError as exc:
-            raise ValueError(f"OPENALEX_TIMEOUT / OPENALEX_RETRIES must be numbers: {exc}") from exc
+            raise SettingsError(
+                f"OPENALEX_TIMEOUT / OPENALEX_RETRIES must be numbers: {exc}"
+            ) from exc
         return cls(
             os.environ.get("OPENALEX_URL", OPENALEX_URL),
             timeout=timeout,
@@ -181,7 +184,7 @@ class OpenAlexSearch:
                 response.raise_for_status()
                 results = response.json().get("results")
                 if not isinstance(results, list):
-                    raise ValueError("OpenAlex answer has no 'results' list")
+                    raise SettingsError("OpenAlex answer has no 'results' list")
                 return results
         raise AssertionError("unreachable: tenacity re-raises the last fault")
 

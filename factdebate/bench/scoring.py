@@ -1,0 +1,86 @@
+"""One result row per bench item: what the method predicted, whether it was right, its cost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from factdebate.bench.items import BenchItem
+from factdebate.datasets import ANSWER_TASK
+from factdebate.runs.folder import read_rows
+from factdebate.tools.core.secrets import redact, redact_deep
+from factdebate.tools.scoring.answers import answer_scores
+
+RESULTS = "results.jsonl"
+"""The bench run folder's rows, one per finished item."""
+FAILED = "error"
+"""The ``stop_reason`` of an item whose run raised."""
+
+
+def read_results(path: Path) -> list[dict[str, Any]]:
+    """A bench run's rows; a torn or repeated line is dropped and the file repaired."""
+    return read_rows(path, repair=True)
+
+
+def prediction(out: dict[str, Any], task: str) -> Any:
+    """What a run predicted: its verdict label, or (answers) its list of answers (None: none)."""
+    if task == ANSWER_TASK:
+        answers = out.get("answers")
+        if out.get("verdict") is None or not isinstance(answers, list):
+            return None  # no answer given (unreadable, or every model call failed)
+        return list(answers)
+    return out.get("verdict")
+
+
+def result_row(item: BenchItem, out: dict[str, Any], latency: float, task: str) -> dict[str, Any]:
+    """The results.jsonl row of a finished item (secrets redacted)."""
+    out = redact_deep(out)  # a reply echoing a key must not reach results.jsonl
+    return {
+        "id": item.id,
+        **item.text(),
+        "gold": item.gold,
+        **item.extra,
+        "prediction": prediction(out, task),
+        "stop_reason": out.get("stop_reason"),
+        "rounds": out.get("rounds"),
+        "cost": out.get("cost") or {},
+        "latency_s": round(latency, 4),
+        "errors": out.get("errors") or [],
+        **({"review": out["review"]} if out.get("review") else {}),
+    }
+
+
+def failed_row(item: BenchItem, exc: BaseException, latency: float) -> dict[str, Any]:
+    """The row of an item whose run raised: no prediction, the exception as its error."""
+    message = redact(f"{type(exc).__name__}: {exc}")[:2000]
+    return {
+        "id": item.id,
+        **item.text(),
+        "gold": item.gold,
+        **item.extra,
+        "prediction": None,
+        "stop_reason": FAILED,
+        "rounds": 0,
+        "cost": {},
+        "latency_s": round(latency, 4),
+        "errors": [{"kind": "exception", "stage": "run", "message": message}],
+    }
+
+
+def correct(row: dict[str, Any], task: str) -> float:
+    """1.0 for a right item: the gold label, or (answers) a strict exact match."""
+    if task == ANSWER_TASK:
+        scores = answer_scores(row.get("prediction") or [], row["gold"], row.get("wrong") or [])
+        return scores["exact_match"]
+    return float(row.get("prediction") == row["gold"])
+
+
+def llm_calls(row: dict[str, Any]) -> int:
+    """The row's total LLM calls."""
+    return int((row.get("cost") or {}).get("total", {}).get("llm_calls", 0))
+
+
+def tokens(row: dict[str, Any]) -> int:
+    """The row's total input and output tokens."""
+    total = (row.get("cost") or {}).get("total", {})
+    return int(total.get("input_tokens", 0)) + int(total.get("output_tokens", 0))

@@ -1,0 +1,207 @@
+"""`factdebate bench` and `bench-retrieval`: run methods over datasets, compare runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from factdebate.cli.common import (
+    DATASET_HELP,
+    METHOD_HELP,
+    SET_HELP,
+    ProgressEvery,
+    checked_settings,
+)
+from factdebate.cli.console import err, fail, out, print_markdown, save_page
+from factdebate.cli.progress import DEFAULT_EVERY_S, track_progress
+from factdebate.settings import (
+    MAX_CONCURRENCY,
+    check_count,
+    check_dataset,
+)
+from factdebate.tools.core.errors import FactDebateError
+
+
+def bench(
+    out_dir: Annotated[
+        Path | None, typer.Option("--out", help="Run directory (resumable).")
+    ] = None,
+    method: Annotated[str, typer.Option(help=METHOD_HELP)] = "tool-mad",
+    dataset: Annotated[str, typer.Option(help=DATASET_HELP)] = "scifact",
+    data_dir: Annotated[Path | None, typer.Option(help="Datasets root folder.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Sample this many items.")] = None,
+    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    concurrency: Annotated[int, typer.Option(help="Items in flight at once.")] = 1,
+    model: Annotated[str | None, typer.Option(help="Model for every role.")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help=SET_HELP)] = None,
+    server: Annotated[
+        str | None, typer.Option(help="LangGraph server URL to run items on.")
+    ] = None,
+    checkpoint: Annotated[
+        str | None,
+        typer.Option(
+            help="Save every step of every item (sqlite:PATH or postgresql://...): an item "
+            "cut off mid-debate resumes there."
+        ),
+    ] = None,
+    compare: Annotated[
+        bool, typer.Option("--compare", help="Compare the finished RUN_DIRs given as arguments.")
+    ] = False,
+    runs: Annotated[
+        list[Path] | None, typer.Argument(help="Run directories for --compare.")
+    ] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option(help="With --compare: also write the runs side by side as an HTML page here."),
+    ] = None,
+    langsmith_experiment: Annotated[
+        str | None,
+        typer.Option(
+            help="Also push the run to LangSmith as this experiment (needs LANGSMITH_API_KEY)."
+        ),
+    ] = None,
+    pages: Annotated[
+        bool | None,
+        typer.Option(
+            "--pages/--no-pages",
+            help="Write one debate page per item (RUN_DIR/pages/), linked from report.html. "
+            "Default: on for runs of at most 50 items.",
+            show_default=False,
+        ),
+    ] = None,
+    progress_every: ProgressEvery = DEFAULT_EVERY_S,
+    review: Annotated[
+        bool,
+        typer.Option(
+            "--review",
+            help="Stop every item before its verdict is final; decide them with "
+            "`factdebate review RUN_DIR`.",
+        ),
+    ] = False,
+) -> None:
+    """Run a method over a labelled claim or question dataset; write results and reports."""
+    if compare:
+        from factdebate.bench import compare_runs
+
+        if not runs:
+            fail("--compare needs one or more RUN_DIR arguments")
+        try:
+            print_markdown(compare_runs(list(runs or [])))
+        except FactDebateError as exc:
+            fail(str(exc))
+        if html is not None:
+            from factdebate.bench.page import write_compare_page
+
+            save_page(lambda: write_compare_page(html, list(runs or [])), what="comparison page")
+        return
+    if html is not None:
+        fail("--html goes with --compare; a run writes RUN_DIR/report.html itself")
+    if out_dir is None:
+        fail("--out RUN_DIR is required")
+    assert out_dir is not None
+    from factdebate.datasets import DATASETS
+
+    try:
+        check_dataset(dataset, list(DATASETS))
+        check_count("--concurrency", concurrency, 1, MAX_CONCURRENCY)
+        if limit is not None:
+            check_count("--limit", limit, 1)
+    except FactDebateError as exc:
+        fail(str(exc))
+    context = checked_settings(method, "any", set_, {"model": model})  # before the heavy imports
+    if review:
+        context["review"] = True
+    from factdebate.bench import run_bench
+    from factdebate.datasets import ANSWER_TASK, dataset_task
+
+    try:
+        if langsmith_experiment is not None:
+            from factdebate.bench.langsmith import require_api_key
+
+            require_api_key()
+        score = "EM" if dataset_task(dataset) == ANSWER_TASK else "acc"
+        with track_progress(f"{method} on {dataset}", progress_every) as track:
+
+            def progress(done: int, total: int, accuracy: float, calls: int, tokens: int) -> None:
+                track(done, total, f"{score} {accuracy:.1%} · {calls} calls · {tokens} tok")
+
+            run_bench(
+                method,
+                dataset,
+                out_dir,
+                data_dir=data_dir,
+                limit=limit,
+                seed=seed,
+                concurrency=concurrency,
+                context=context,
+                server_url=server,
+                progress=progress,
+                checkpoint=checkpoint,
+                pages=pages,
+            )
+    except FactDebateError as exc:
+        fail(str(exc))
+    metrics = json.loads((out_dir / "metrics.json").read_text(encoding="utf-8"))
+    for issue in metrics.get("run", {}).get("load_issues") or []:
+        err.print(f"skipped malformed record: {issue}", markup=False, soft_wrap=True)
+    for note in metrics.get("run", {}).get("notes") or []:  # e.g. HoVer run claim-only
+        err.print(f"note: {note}", markup=False, soft_wrap=True)
+    print_markdown((out_dir / "report.md").read_text(encoding="utf-8"))
+    if context.get("review"):
+        out.print(
+            f"decide the review queue with: factdebate review {out_dir}",
+            markup=False,
+            soft_wrap=True,
+        )
+    if (out_dir / "report.html").is_file():
+        out.print(
+            f"report page: {(out_dir / 'report.html').resolve()}", markup=False, soft_wrap=True
+        )
+    if langsmith_experiment is not None:
+        from factdebate.bench.langsmith import push_run
+
+        try:
+            pushed = push_run(out_dir, experiment=langsmith_experiment)
+        except Exception as exc:  # any SDK or network error: one line, results stay on disk
+            fail(f"LangSmith export failed: {type(exc).__name__}: {exc}".splitlines()[0])
+        out.print(
+            f"LangSmith experiment {pushed['experiment']}: {pushed['items']} items pushed",
+            markup=False,
+        )
+
+
+def bench_retrieval(
+    out_dir: Annotated[Path, typer.Option("--out", help="Where to write the results.")],
+    dataset: Annotated[str, typer.Option(help="scifact or fever-mini.")] = "scifact",
+    data_dir: Annotated[Path | None, typer.Option(help="Datasets root folder.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Sample this many claims.")] = None,
+    split: Annotated[str, typer.Option(help="SciFact claims: dev or train.")] = "dev",
+    rebuild: Annotated[
+        bool, typer.Option(help="Re-index even if the same corpus is already indexed.")
+    ] = False,
+) -> None:
+    """Recall@k, hit@k, MRR, build time and ms/query of every engine, as debaters call them."""
+    from factdebate.bench.retrieval import render_retrieval, run_retrieval_bench
+
+    try:
+        result = run_retrieval_bench(
+            dataset, data_dir, limit, out_dir, split=split, rebuild=rebuild
+        )
+    except FactDebateError as exc:
+        fail(str(exc))
+    print_markdown(render_retrieval(result))
+
+
+def register(app: typer.Typer) -> None:
+    """Add `bench`, `bench-retrieval` to the `factdebate` command."""
+    app.command(
+        epilog="Example: factdebate bench --method tool-mad --dataset scifact --limit 20 "
+        "--out runs/tm-scifact (then open runs/tm-scifact/report.html)"
+    )(bench)
+    app.command(
+        "bench-retrieval",
+        epilog="Example: factdebate bench-retrieval --dataset scifact --out runs/retrieval",
+    )(bench_retrieval)

@@ -1,0 +1,218 @@
+"""`factdebate verify`: check one claim (or answer a question) and show the debate."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from factdebate.cli.common import (
+    MODEL_HELP,
+    SET_HELP,
+    VERIFY_METHOD_HELP,
+    checked_settings,
+)
+from factdebate.cli.console import err, fail, out, save_page
+from factdebate.cli.show import print_turn, show_final, without_given
+from factdebate.tools.core.errors import FactDebateError, SettingsError
+from factdebate.tools.core.secrets import redact
+
+
+def verify(
+    claim: Annotated[str, typer.Argument(help="The claim to check (or '-' to read stdin).")],
+    method: Annotated[str, typer.Option(help=VERIFY_METHOD_HELP)] = "tool-mad",
+    model: Annotated[str | None, typer.Option(help=MODEL_HELP)] = None,
+    debater_model: Annotated[str | None, typer.Option(help="Model of the debaters.")] = None,
+    judge_model: Annotated[str | None, typer.Option(help="Model of the judge/moderator.")] = None,
+    rounds: Annotated[int | None, typer.Option(help="Round limit T.")] = None,
+    collection: Annotated[str | None, typer.Option(help="Index to retrieve from.")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help=SET_HELP)] = None,
+    documents: Annotated[
+        Path | None,
+        typer.Option(help="JSONL (id, title, text) of documents to use instead of retrieval."),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object, nothing else.")
+    ] = False,
+    thread: Annotated[
+        str | None,
+        typer.Option(help="Run id to save under --checkpoint; reuse it to resume or re-show."),
+    ] = None,
+    checkpoint: Annotated[
+        str | None,
+        typer.Option(
+            help="Where steps are saved for resuming: sqlite:runs/checkpoints.db or "
+            "postgresql://USER:PASSWORD@HOST:PORT/DB."
+        ),
+    ] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option(help="Also write the debate as one self-contained HTML page here."),
+    ] = None,
+    review: Annotated[
+        bool, typer.Option("--review", help="Pause before the verdict is final for your review.")
+    ] = False,
+    approve: Annotated[
+        bool, typer.Option("--approve", help="Approve the verdict of a run awaiting review.")
+    ] = False,
+    verdict: Annotated[
+        str | None, typer.Option(help="Overrule a run awaiting review with this verdict.")
+    ] = None,
+    note: Annotated[str, typer.Option(help="The reviewer's note (with --approve/--verdict).")] = "",
+) -> None:
+    """Verify a claim (or answer a question with MADAM-RAG) and show the debate."""
+    from factdebate.nodes.claims import (
+        MAX_FILE_BYTES,
+        MAX_TEXT_BYTES,
+        check_user_file,
+        clean_claim,
+        read_limited,
+    )
+
+    if claim == "-":
+        try:
+            raw = read_limited(sys.stdin.buffer, MAX_TEXT_BYTES, "claim on stdin")
+            claim = raw.decode("utf-8")
+        except FactDebateError as exc:
+            fail(str(exc))
+        except UnicodeDecodeError:
+            fail("the claim is not valid UTF-8 text")
+    flags = {
+        "model": model,
+        "debater_model": debater_model,
+        "judge_model": judge_model,
+        "max_rounds": rounds,
+        "collection": collection,
+    }
+    settings = checked_settings(method, "verify", set_, flags, claim)  # before the heavy imports
+    from factdebate.api import (
+        astream_verify,
+        build_context,
+        check_checkpoint,
+        check_models,
+        check_page_path,
+        make_input,
+        save_debate_page,
+    )
+    from factdebate.tools.retrieval.corpus import load_documents
+
+    try:
+        if review or approve or verdict is not None:
+            from factdebate.cli.review import review_store
+
+            settings["review"] = True
+            thread, checkpoint = review_store(thread, checkpoint, decided=approve or bool(verdict))
+        context = build_context(method, **settings)
+        if (thread is None) != (checkpoint is None):
+            raise SettingsError("--thread and --checkpoint go together: give both or neither")
+        if checkpoint is not None:
+            check_checkpoint(checkpoint)
+        if documents is not None:
+            check_user_file(documents, MAX_FILE_BYTES, "documents file", folder_ok=True)
+        if html is not None:
+            check_page_path(html)
+        docs = load_documents(documents) if documents is not None else None
+        for doc in docs or []:
+            doc["source"] = "given"
+        make_input(method, claim, context, docs)
+        check_models(context)
+        if docs is None:
+            _check_index(context)
+    except FactDebateError as exc:
+        fail(str(exc))
+    if approve or verdict is not None:  # a later call finishing a run paused for review
+        from factdebate.cli.review import resume_run
+
+        decision = {"approve": True} if approve else {"verdict": verdict}
+        result = resume_run(str(thread), str(checkpoint), {**decision, "note": note}, settings)
+        show_final(result, as_json)
+        return
+
+    async def run() -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        seen_errors: list[dict[str, Any]] = []  # tells an unreadable label from a free-text turn
+        async for node, update in astream_verify(
+            claim, method, docs, checkpoint=checkpoint, thread=thread, **settings
+        ):
+            if node == "result":
+                result = update
+            elif node == "awaiting_review":
+                result = {"status": "awaiting_review", "thread": thread, "proposed": update}
+            elif node == "checkpoint":
+                status = update.get("status")
+                if status != "new":
+                    note = "resuming" if status == "resumed" else "already finished; stored result"
+                    err.print(f"thread {thread}: {note}", markup=False)
+            elif not as_json:
+                seen_errors += update.get("errors") or []
+                for turn in update.get("transcript", []):
+                    print_turn(turn, seen_errors)
+                if node == "judge" and method.startswith("tool-mad"):  # MAD's judges every round
+                    out.print("[dim]judge is deciding after the round limit[/dim]")
+        return result
+
+    if not as_json:
+        out.print(
+            f"[bold]Claim:[/bold] {escape(clean_claim(claim))}  [dim](method {method}, model "
+            f"{escape(redact(str(context.model)))})[/dim]"
+        )
+    started = time.perf_counter()
+    try:
+        result = asyncio.run(run())
+    except KeyboardInterrupt:
+        fail("interrupted", 130)
+    except FactDebateError as exc:
+        fail(str(exc))
+    except sqlite3.DatabaseError as exc:  # a damaged checkpoint file
+        fail(f"checkpoint {checkpoint}: {exc}")
+    if result.get("status") == "awaiting_review":
+        from factdebate.cli.review import finish_verify
+
+        final = finish_verify(
+            result,
+            claim=clean_claim(claim),
+            method=method,
+            thread=str(thread),
+            checkpoint=str(checkpoint),
+            settings=settings,
+            as_json=as_json,
+        )
+        if final is None:
+            return
+        result = final
+    show_final(without_given(result, docs), as_json)  # a 50 MB --documents text once
+    if html is not None:
+        elapsed = time.perf_counter() - started
+        save_page(
+            lambda: save_debate_page(html, result, claim, method, elapsed_s=elapsed, **settings),
+            as_json,
+        )
+
+
+def _check_index(context: Any) -> None:
+    """A named collection must exist before a run (the default one is built on demand)."""
+    from factdebate.tools.retrieval.corpus import DEFAULT_COLLECTION
+    from factdebate.tools.retrieval.manifest import IndexMissingError
+    from factdebate.tools.retrieval.vectorstore import collection_exists
+
+    if getattr(context, "collection", DEFAULT_COLLECTION) == DEFAULT_COLLECTION:
+        return
+    if not collection_exists(context.collection, context.milvus_uri):
+        raise IndexMissingError(context.collection)
+    if getattr(context, "embed_model", ""):  # refuse another encoder before any model call
+        from factdebate.tools.dispatch import check_encoder
+
+        check_encoder(context.collection, context.embed_model, context.milvus_uri)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `verify` to the `factdebate` command."""
+    app.command(
+        epilog='Example: factdebate verify "The Eiffel Tower is in Paris." --html debate.html'
+    )(verify)

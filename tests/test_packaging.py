@@ -1,0 +1,80 @@
+"""What an install holds: one import name, ``factdebate``, with every package and data file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+LINKED = ("graphs", "nodes", "tools", "prompts")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project built as a wheel (no build isolation: the setuptools already installed)."""
+    out = tmp_path_factory.mktemp("wheel")
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
+        + [str(REPO), "-w", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PIP_NO_INPUT": "1"},
+    )
+    if built.returncode != 0 and "No module named" in built.stderr:
+        pytest.skip(f"cannot build a wheel here: {built.stderr.strip().splitlines()[-1]}")
+    assert built.returncode == 0, built.stderr
+    (path,) = out.glob("factdebate-*.whl")
+    return path
+
+
+def test_the_wheel_adds_only_the_factdebate_import_name(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/")[0] for name in names}
+    assert tops == {"factdebate", wheel.name.split("-py3")[0] + ".dist-info"}
+    for package in LINKED:  # the top-level folders, installed inside factdebate/
+        assert f"factdebate/{package}/__init__.py" in names, package
+    assert "factdebate/tools/retrieval/index.py" in names
+    assert "factdebate/nodes/tool_mad/judge.py" in names
+    assert "factdebate/data/default_corpus.jsonl" in names
+    assert "factdebate/pages/templates/debate.html.j2" in names
+
+
+def test_the_installed_package_runs_from_outside_the_repository(
+    wheel: Path, tmp_path: Path
+) -> None:
+    """Installed apart from the checkout, every module imports as factdebate.* and no other."""
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target)]
+        + [str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    script = (
+        "import json, os, factdebate\n"
+        "from factdebate.graphs.registry import METHODS\n"
+        "from factdebate.settings import context_class\n"
+        "[context_class(name) for name in METHODS]\n"
+        "import factdebate.graphs.tool_mad, factdebate.cli\n"
+        "print(json.dumps({'file': factdebate.__file__, 'graph': factdebate.graphs.__file__}))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(target), "PYTHONSAFEPATH": "1"}
+    shown = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert shown.returncode == 0, shown.stderr
+    found = json.loads(shown.stdout.strip().splitlines()[-1])
+    assert Path(found["file"]).is_relative_to(target)
+    assert Path(found["graph"]).is_relative_to(target)
+    installed = {p.name for p in target.iterdir() if not p.name.endswith(".dist-info")}
+    assert installed == {"factdebate", "bin"}  # bin/: the `factdebate` console script
+    assert [p.name for p in (target / "bin").iterdir()] == ["factdebate"]
