@@ -36,7 +36,11 @@ from factdebate.tools import dispatch  # noqa: E402
 from factdebate.tools.core.records import Evidence  # noqa: E402
 from tests.capable import recorded  # noqa: E402
 from tests.fake_provider import FakeProvider, fake_provider  # noqa: E402
-from tests.test_capable_tool_mad import KAREENA, SPONGEBOB, Replay  # noqa: E402
+from tests.nodes.tool_mad.test_capable_replay import (  # noqa: E402
+    KAREENA,
+    SPONGEBOB,
+    Replay,
+)
 
 SCENARIOS: list[tuple[str, str, dict[str, Any]]] = [
     ("SpongeBob (REFUTES), defaults", SPONGEBOB, {}),

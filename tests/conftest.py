@@ -1,4 +1,4 @@
-"""Shared fixtures: offline environment, scripted models, fake retrieval tools."""
+"""Shared fixtures: offline environment, scripted models, fake retrieval tools, a live server."""
 
 from __future__ import annotations
 
@@ -80,3 +80,17 @@ def data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("FACTDEBATE_HOME", str(home))
     return home
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    """`langgraph dev` serving Tool-MAD on the scripted model (tests/langgraph_server.py)."""
+    from tests.langgraph_server import LanggraphDev
+
+    graph = str(REPO / "tests" / "server_graph.py") + ":graph"
+    dev = LanggraphDev(tmp_path, {"tool-mad": graph})
+    dev.start()
+    try:
+        yield dev.url
+    finally:
+        dev.stop()

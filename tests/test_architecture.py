@@ -81,11 +81,12 @@ def test_the_contracts_catch_each_kind_of_violation(
 
 def source_files() -> list[Path]:
     """Every Python file of the repository (each linked folder once, through its own path)."""
-    skip = {".venv", ".milvus-venv", "site", "build", "runs"}
+    skip = {".venv", ".milvus-venv", "site", "build", "runs"}  # top-level folders, not code
     return [
         path
         for path in sorted(ROOT.rglob("*.py"))
-        if not skip & set(path.relative_to(ROOT).parts)
+        if path.relative_to(ROOT).parts[0] not in skip
+        and "__pycache__" not in path.parts
         and not any(path.relative_to(ROOT).parts[:2] == ("factdebate", name) for name in LINKED)
     ]
 
@@ -138,3 +139,28 @@ def test_graph_modules_only_wire() -> None:
                 pytest.fail(f"{path.name}: {node.name} belongs in nodes/")
             if isinstance(node, ast.FunctionDef):
                 assert node.name in allowed_defs, f"{path.name}: {node.name} belongs in nodes/"
+
+
+def test_every_error_class_derives_from_the_one_root() -> None:
+    """Each exception class the project defines is a FactDebateError (the CLI catches that)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import factdebate
+    from factdebate import FactDebateError
+
+    errors = {}
+    for info in pkgutil.walk_packages(factdebate.__path__, "factdebate."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for name, obj in vars(module).items():
+            if (
+                inspect.isclass(obj)
+                and issubclass(obj, BaseException)
+                and obj.__module__ == info.name
+            ):
+                errors[f"{info.name}.{name}"] = obj
+    assert len(errors) >= 20  # every module was walked, through the linked folders too
+    assert [name for name, cls in errors.items() if not issubclass(cls, FactDebateError)] == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -16,13 +17,32 @@ from tests.conftest import REPO
 LINKED = ("graphs", "nodes", "tools", "prompts")
 
 
+SKIPPED_IN_COPY = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    ".milvus-venv",
+    "runs",
+    "site",
+    "build",
+    "*.egg-info",
+    "__pycache__",
+    ".*_cache",
+)
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The project built as a wheel (no build isolation: the setuptools already installed)."""
+    """The project built as a wheel from a copy of the checkout (links kept as links).
+
+    A build writes build/ and *.egg-info beside its sources, so it never runs in the checkout;
+    no build isolation: the setuptools already installed builds it.
+    """
+    source = tmp_path_factory.mktemp("source") / "factdebate"
+    shutil.copytree(REPO, source, symlinks=True, ignore=SKIPPED_IN_COPY)
     out = tmp_path_factory.mktemp("wheel")
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
-        + [str(REPO), "-w", str(out)],
+        + [str(source), "-w", str(out)],
         capture_output=True,
         text=True,
         timeout=600,

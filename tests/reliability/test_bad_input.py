@@ -1,4 +1,4 @@
-"""Bad input: binary, invalid UTF-8, over-long files, malformed dataset lines, hostile parsers."""
+"""Bad input: binary, invalid UTF-8, endless or over-long input, bad lines, hostile parsers."""
 
 from __future__ import annotations
 
@@ -19,9 +19,11 @@ from factdebate.nodes.madam_rag.doc_agent import AgentAnswer
 from factdebate.nodes.parse import ParseFailure, parse_confidence, parse_truth
 from factdebate.tools.models.json_reader import read_model
 from factdebate.tools.scoring.answers import clean_answers
+from tests.conftest import REPO
+from tests.reliability.child_cli import one_line_exit, run_cli_limited
 
 runner = CliRunner()
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "datasets"
+SHARED = REPO.parent / "shared" / "datasets"
 
 BAD_CLAIMS = [
     (b"\xff\xfe\x00 binary", "not valid UTF-8"),
@@ -193,3 +195,31 @@ def test_jury_opinion_and_confidence_parsers_are_total(text: str) -> None:
 def test_a_bold_truth_label_on_the_last_line_is_read(prefix: str, label: str) -> None:
     text = prefix.replace("TRUE", "").replace("FALSE", "").replace("*", "")
     assert parse_truth(f"{text}\n**{label}**") == label
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero on this system")
+def test_documents_from_dev_zero_are_refused_without_reading_them(tmp_path: Path):
+    done = run_cli_limited(
+        ["verify", "When was Jordan born?", "--method", "madam-rag", "--documents", "/dev/zero"]
+    )
+    one_line_exit(done.returncode, done.stderr + done.stdout, "/dev/zero is not a regular file")
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero on this system")
+def test_a_claim_on_stdin_is_read_with_a_size_limit(tmp_path: Path):
+    with open("/dev/zero", "rb") as zero:
+        done = run_cli_limited(["verify", "-", "--method", "cot"], stdin=zero)
+    one_line_exit(done.returncode, done.stderr + done.stdout, "claim on stdin is over")
+
+
+def test_score_answer_given_a_folder_gives_a_one_line_error(tmp_path: Path, scripted):
+    from typer.testing import CliRunner
+
+    from factdebate.cli import app
+
+    name, model = scripted([])
+    result = CliRunner().invoke(
+        app, ["score-answer", "--answer-file", str(tmp_path), "--model", name]
+    )
+    one_line_exit(result.exit_code, result.output, "is a folder; the answer file must be a file")
+    assert model.prompts == []

@@ -1,4 +1,4 @@
-"""Per-claim budgets stop every multi-round method at a round boundary, keeping its work."""
+"""Budgets stop every multi-round method at a round boundary, keeping its work; answers too."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from factdebate.graphs.jury import graph as jury_graph
 from factdebate.graphs.madam_rag import graph as madam_graph
 from factdebate.graphs.registry import load_method
 from factdebate.nodes.madam_rag.context import MadamContext
-from tests.test_baselines import CLAIM, mad_rules, madke_rules
-from tests.test_debate_cv import EVIDENCE, rules, stop_at
-from tests.test_debate_cv import run as run_debate_cv
-from tests.test_mad_fact import confidence, ctx, opinion, query_by_role
-from tests.test_madam_rag import FAKE, NBA, PROF, QUESTION, jordan_rules
+from tests.nodes.baselines.test_graph import CLAIM, mad_rules, madke_rules
+from tests.nodes.debate_cv.test_graph import EVIDENCE, rules, stop_at
+from tests.nodes.debate_cv.test_graph import run as run_debate_cv
+from tests.nodes.mad_fact.test_graph import confidence, ctx, opinion, query_by_role
+from tests.nodes.madam_rag.test_graph import FAKE, NBA, PROF, QUESTION, jordan_rules
 
 
 def assert_budget_stop(out: dict[str, Any]) -> None:
@@ -133,3 +133,45 @@ def test_bench_metrics_count_budget_stops(tmp_path):
     assert metrics["stop_reasons"]["budget_exhausted"] == 1
     report = render_report(metrics, {"method": "tool-mad", "dataset": "x", "server_url": None})
     assert "budget (budget_exhausted): 1" in report
+
+
+async def test_mad_fact_budget_bounds_the_whole_answer(scripted, fake_tools):
+    """30 claims x 6 jurors share one budget: claims left when it runs out stay unchecked."""
+    import json
+
+    from factdebate.bench.long_form import ascore_answer
+
+    claims = [f"Claim number {i} is a fact." for i in range(30)]
+    name, model = scripted(
+        [
+            ("You are the clerk of a fact-checking jury", json.dumps({"claims": claims})),
+            ("how confident are you", "I know this.\nCONFIDENCE: 0.95"),
+            ("Give your opinion on the claim", "Known.\n**TRUE**"),
+        ]
+    )
+    out = await ascore_answer(
+        " ".join(claims),
+        model=name,
+        merge_method="text",
+        n_evaluators=6,
+        max_rounds=2,
+        claim_concurrency=4,
+        max_llm_calls=80,
+    )
+    calls = out["cost"]["total"]["llm_calls"]
+    assert calls == len(model.prompts)
+    # one jury round is 12 calls, a whole jury 18: the overshoot is at most the juries that
+    # were running (claim_concurrency of them) when the budget ran out
+    assert calls <= 80 + 4 * 18, calls
+    results = {c["claim_id"]: c for c in out["claims"]}
+    assert sorted(results) == list(range(30))
+    unchecked = [r for r in results.values() if r["rounds"] == 0]
+    assert len(unchecked) >= 20 and all(r["verdict"] is None for r in unchecked)
+    assert all(r["stop_reason"] == "budget_exhausted" for r in unchecked)
+    cut_short = [r for r in results.values() if r["rounds"] == 1]
+    assert cut_short and all(r["stop_reason"] == "budget_exhausted" for r in cut_short)
+    assert out["stop_reason"] == "budget_exhausted"
+    assert out["verdict"] is None
+    budget = [e for e in out["errors"] if e["kind"] == "budget_exhausted"]
+    left = [e for e in budget if "left unchecked" in e["message"]]
+    assert len(left) == len(unchecked)

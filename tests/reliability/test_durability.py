@@ -1,4 +1,4 @@
-"""Durable runs: `verify --thread ID --checkpoint sqlite:PATH` survives a SIGKILL and resumes."""
+"""Durable runs: a sqlite checkpoint survives a SIGKILL and resumes; a bad one is refused."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ import pytest
 
 from factdebate.api import averify, open_checkpointer
 from tests.conftest import REPO
-from tests.test_baselines import CLAIM, mad_rules
+from tests.nodes.baselines.test_graph import CLAIM, mad_rules
+from tests.reliability.child_cli import one_line_exit
 
 # A child process: a slow scripted MAD debate (judge says CONTINUE until the last round),
 # every model call appended to a marker file, then the real CLI entry point.
@@ -147,3 +148,29 @@ async def test_api_thread_round_trip_and_guards(scripted, tmp_path: Path) -> Non
         await averify(CLAIM, "mad", model=name, thread="a")
     with pytest.raises(ValueError, match="sqlite:PATH"):
         open_checkpointer("mysql://x")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "is a folder, not a SQLite file"),
+        (b"these are not the pages of a database\n" * 20, "is not a SQLite database"),
+        (b"SQLite format 3\x00" + b"\xff" * 2000, "checkpoint sqlite:"),
+    ],
+    ids=["folder", "not-sqlite", "damaged-sqlite"],
+)
+def test_a_bad_checkpoint_file_gives_a_one_line_error(content, message, tmp_path: Path, scripted):
+    from typer.testing import CliRunner
+
+    from factdebate.cli import app
+
+    target = tmp_path / "checkpoints.db"
+    if content is None:
+        target.mkdir()
+    else:
+        target.write_bytes(content)
+    name, _ = scripted([])
+    args = ["verify", "The sky is blue.", "--method", "cot", "--model", name]
+    args += ["--thread", "t1", "--checkpoint", f"sqlite:{target}"]
+    result = CliRunner().invoke(app, args)
+    one_line_exit(result.exit_code, result.output, message)

@@ -1,4 +1,4 @@
-"""Index builds are atomic and checked; names are safe; a held or broken index stops the run."""
+"""Index builds are atomic and checked; names safe; a held, broken or all-bad index stops a run."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from factdebate.cli import app
 from factdebate.tools import dispatch
 from factdebate.tools.core.records import Evidence
 from factdebate.tools.dispatch import run_tool
@@ -27,8 +28,8 @@ from factdebate.tools.retrieval.manifest import (
     manifest_path,
 )
 from factdebate.tools.retrieval.manifest_store import live_manifest
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.conftest import REPO
+from tests.reliability.bench_cli import runner
 
 
 def corpus(prefix: str, n: int) -> list[Evidence]:
@@ -320,3 +321,32 @@ def test_long_ids_that_differ_late_stay_two_documents(data_home: Path) -> None:
     build_index(docs, "longids", "")
     assert sorted(dense("longids", "pears and plums")) == [stem + "A", stem + "B"]
     assert sorted(search("longids", "pears plums")) == [stem + "A", stem + "B"]
+
+
+def climate_fever_like(tmp_path: Path) -> Path:
+    """A corpus whose every record names its id ``doc_id`` (as Climate-FEVER's does)."""
+    corpus = tmp_path / "corpus.jsonl"
+    rows = [{"doc_id": f"d{i}", "title": "T", "text": "Some text."} for i in range(5)]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return corpus
+
+
+@pytest.mark.usefixtures("data_home")
+def test_loading_a_corpus_with_every_record_bad_says_why(tmp_path: Path) -> None:
+    from factdebate.tools.retrieval.corpus import CorpusError, load_documents
+
+    corpus = climate_fever_like(tmp_path)
+    with pytest.raises(CorpusError) as caught:
+        load_documents(corpus, skipped=[])
+    message = str(caught.value)
+    assert message.startswith(f"no documents found in {corpus}")
+    assert f"{corpus}:1: missing or empty id" in message and "\n" not in message
+
+
+@pytest.mark.usefixtures("data_home")
+def test_index_with_every_record_bad_names_file_and_line(tmp_path: Path) -> None:
+    corpus = climate_fever_like(tmp_path)
+    result = runner.invoke(app, ["index", str(corpus), "--collection", "allbad"])
+    assert result.exit_code == 2, result.output  # nothing to index: a one-line error
+    assert f"{corpus}:1: missing or empty id" in result.output.replace("\n", "")
+    assert "Traceback" not in result.output

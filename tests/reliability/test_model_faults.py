@@ -1,4 +1,4 @@
-"""Model faults: transient errors are retried with backoff, the rest recorded; runs still end."""
+"""Model faults: transient errors retried with backoff, the rest recorded; runs end, unguessed."""
 
 from __future__ import annotations
 
@@ -11,11 +11,15 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from tenacity import RetryCallState
 
+from factdebate.graphs.madam_rag import graph as madam
 from factdebate.graphs.tool_mad import graph as tool_mad
 from factdebate.nodes.context import Context
+from factdebate.nodes.madam_rag.context import MadamContext
+from factdebate.nodes.state import MODEL_FAILURE
 from factdebate.nodes.tool_mad.context import ToolMADContext
 from factdebate.tools.models import llm
 from factdebate.tools.models.providers import register_model
+from tests.conftest import doc
 from tests.fakes import ScriptedChatModel
 
 
@@ -233,3 +237,55 @@ async def test_tool_mad_with_a_hanging_model_ends_with_timeouts(waits, fake_tool
     assert out["verdict"] is None and out["stop_reason"]
     assert {e["kind"] for e in out["errors"]} >= {"timeout"}
     assert model.calls >= 3  # two debaters' turns and the judge all timed out
+
+
+QUESTION = "When was Michael Jordan born?"
+
+
+DOCS = [
+    doc("nba", "Michael Jeffrey Jordan, the basketball player, was born in 1963."),
+    doc("prof", "Michael Irwin Jordan, the Berkeley professor, was born in 1956."),
+]
+
+
+class Status429(Exception):
+    """Shaped like a provider's rate-limit error."""
+
+    status_code = 429
+
+
+class Status401(Exception):
+    """Shaped like a provider's bad-key error."""
+
+    status_code = 401
+
+
+FAULTS: list[Any] = [
+    RuntimeError("provider down"),
+    Status429("Error code: 429 - rate limit"),
+    Status401("Error code: 401 - invalid key"),
+    "this is not JSON at all",
+]
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=["error", "429", "401", "malformed"])
+async def test_madam_rag_with_every_call_failing_gives_no_answer(fault, scripted):
+    name, model = scripted([("", fault)])
+    context = MadamContext(model=name, model_retries=0, max_rounds=3)
+    out = await madam.ainvoke({"question": QUESTION, "documents": DOCS}, context=context)
+    assert out["verdict"] is None
+    assert out["answers"] == []
+    assert out["stop_reason"] == MODEL_FAILURE
+    assert out["rounds"] == 1
+    assert "no_agent_answers" in [e["kind"] for e in out["errors"]]
+    assert model.calls_with("AnswerList") == 0  # the aggregator is never asked to invent one
+
+
+async def test_madam_rag_with_every_call_hanging_gives_no_answer():
+    from factdebate.tools.models.providers import register_model
+
+    name = register_model("hanging-madam", HangingModel())
+    context = MadamContext(model=name, model_retries=0, call_timeout_s=1)
+    out = await madam.ainvoke({"question": QUESTION, "documents": DOCS}, context=context)
+    assert (out["verdict"], out["stop_reason"]) == (None, MODEL_FAILURE)
+    assert "timeout" in [e["kind"] for e in out["errors"]]

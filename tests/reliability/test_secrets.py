@@ -1,4 +1,4 @@
-"""Secrets never leak: API keys are absent from results, errors, CLI output and bench files."""
+"""Secrets never leak: keys from the environment or a model URL stay out of every output and log."""
 
 from __future__ import annotations
 
@@ -13,11 +13,13 @@ from pathlib import Path
 import pytest
 
 from factdebate.api import averify
+from factdebate.cli import app
 from factdebate.tools import dispatch
 from factdebate.tools.models import llm
 from factdebate.tools.models.providers import register_model
 from tests.conftest import REPO
 from tests.fakes import ScriptedChatModel
+from tests.reliability.bench_cli import bench_args, fever_mini, runner
 
 OPENAI = "sk-test-SECRET-123"
 TAVILY = "tvly-SECRET-456"
@@ -196,3 +198,184 @@ def test_redaction_follows_the_environment_as_it_changes(monkeypatch: pytest.Mon
     assert redact("x tok-987654 tvly") == "x [redacted] tvly"
     monkeypatch.delenv("OPENAI_API_KEY")
     assert redact(TAVILY) == TAVILY
+
+
+URL_KEY = "sk-url-SECRET-9876"
+
+
+@pytest.mark.usefixtures("data_home")
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            "openai-compatible:m@http://user:KEY1234@host/v1",
+            "openai-compatible:m@http://user:[redacted]@host/v1",
+        ),
+        ("https://TOKEN1234@git.example/x", "https://[redacted]@git.example/x"),
+        ("http://h/v1?api_key=KEY1234&design=1", "http://h/v1?api_key=[redacted]&design=1"),
+        (
+            "https://h/x?X-Amz-Signature=abc&token=t",
+            "https://h/x?X-Amz-Signature=[redacted]&token=[redacted]",
+        ),
+        (
+            "mail me at a@b.example, see http://h:8080/v1",
+            "mail me at a@b.example, see http://h:8080/v1",
+        ),
+    ],
+)
+def test_redact_removes_credentials_from_urls(text: str, shown: str) -> None:
+    from factdebate.tools.core.secrets import redact
+
+    assert redact(text) == shown
+
+
+@pytest.mark.usefixtures("data_home")
+def test_a_key_in_a_model_url_reaches_no_bench_file_and_no_terminal(tmp_path: Path) -> None:
+    from tests.fake_provider import fake_provider
+
+    with fake_provider(lambda prompt, body: "Reasoned.\n**SUPPORTS**") as provider:
+        model = provider.model("m").replace("http://", f"http://user:{URL_KEY}@")
+        out = tmp_path / "run"
+        result = runner.invoke(app, bench_args(out, fever_mini(tmp_path / "data"), model))
+    assert result.exit_code == 0, result.output
+    assert provider.requests, "the run reached the model"
+    assert URL_KEY not in result.output
+    written = [p for p in out.rglob("*") if p.is_file() and p.suffix != ".png"]
+    assert {"run.json", "report.md", "metrics.json", "report.html"} <= {p.name for p in written}
+    for path in written:
+        assert URL_KEY not in path.read_text(encoding="utf-8"), path.name
+    assert "user:[redacted]@" in (out / "run.json").read_text(encoding="utf-8")
+
+
+@pytest.mark.usefixtures("data_home")
+def test_verify_shows_no_key_from_a_model_url(tmp_path: Path) -> None:
+    from tests.fake_provider import fake_provider
+
+    with fake_provider(lambda prompt, body: "Reasoned.\n**SUPPORTS**") as provider:
+        model = provider.model("m").replace("http://", f"http://user:{URL_KEY}@")
+        page = tmp_path / "debate.html"
+        result = runner.invoke(
+            app,
+            [
+                "verify",
+                "The sky is blue.",
+                "--method",
+                "cot",
+                "--model",
+                model,
+                "--html",
+                str(page),
+            ],
+        )
+    assert result.exit_code == 0, result.output
+    assert URL_KEY not in result.output and URL_KEY not in page.read_text(encoding="utf-8")
+
+
+@pytest.mark.usefixtures("data_home")
+def test_gen_answers_writes_no_key_from_a_model_url(tmp_path: Path) -> None:
+    import asyncio
+
+    from factdebate.bench.long_form import agen_answers
+    from factdebate.datasets import PromptItem
+    from tests.fake_provider import fake_provider
+
+    with fake_provider(lambda prompt, body: "A long answer.") as provider:
+        model = provider.model("m").replace("http://", f"http://user:{URL_KEY}@")
+        out = tmp_path / "answers"
+        summary = asyncio.run(
+            agen_answers(
+                [PromptItem("p-1", "Tell me about towers.")],
+                out,
+                model=model,
+                dataset="longfact",
+                concurrency=1,
+                max_output_tokens=64,
+                timeout=30.0,
+            )
+        )
+    assert summary["new"] == 1, summary
+    for path in out.iterdir():
+        assert URL_KEY not in path.read_text(encoding="utf-8"), path.name
+
+
+ECHOED_KEY = "sk-live-SECRET-echo-4242"
+
+
+async def test_a_reply_echoing_a_key_is_redacted_in_the_transcript_and_bench_files(
+    scripted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from factdebate.api import averify
+
+    monkeypatch.setenv("OPENAI_API_KEY", ECHOED_KEY)
+    name, _ = scripted([], default=f"My configuration says {ECHOED_KEY}.\n**SUPPORTS**")
+    result = await averify("The sky is blue.", "cot", model=name)
+    assert result["verdict"] == "SUPPORTS"
+    text = json.dumps(result)
+    assert ECHOED_KEY not in text
+    assert "[redacted]" in result["transcript"][0]["answer"]
+
+
+def test_bench_files_hold_no_key_echoed_by_a_model(
+    scripted, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from factdebate.bench import load_items, run_bench
+    from factdebate.datasets import DatasetError
+
+    try:
+        load_items("fever-mini", None, 2, 0)
+    except DatasetError as exc:
+        pytest.skip(f"FEVER mini not found: {exc}")
+    monkeypatch.setenv("OPENAI_API_KEY", ECHOED_KEY)
+    # a parse_error keeps the raw text
+    name, _ = scripted([], default=f"Key {ECHOED_KEY} in hand, no label.")
+    out = tmp_path / "run"
+    run_bench(
+        "cot",
+        "fever-mini",
+        out,
+        data_dir=None,
+        limit=2,
+        seed=0,
+        concurrency=1,
+        context={"model": name},
+    )
+    for path in out.iterdir():
+        if path.suffix in (".jsonl", ".json", ".md"):
+            assert ECHOED_KEY not in path.read_text(encoding="utf-8"), path.name
+    rows = (out / "results.jsonl").read_text(encoding="utf-8")
+    assert "[redacted] in hand" in rows  # the raw reply is kept, the key is not
+
+
+SDK_LOGS_A_KEY = """
+import logging, os, warnings
+key = os.environ["LANGSMITH_API_KEY"]
+logging.basicConfig()
+from tests.fakes import ScriptedChatModel
+from factdebate.tools.models.providers import resolve_model
+resolve_model(ScriptedChatModel())  # any model set-up installs the filters
+logging.getLogger("langsmith.client").warning("Failed to batch ingest runs: key %s", key)
+try:
+    raise RuntimeError("401 for key " + key)
+except RuntimeError:
+    logging.getLogger("langsmith._internal._background_thread").exception("tracing queue")
+warnings.warn("API key " + key + " is not valid for this endpoint")
+"""
+
+
+def test_langsmith_sdk_logs_and_warnings_are_redacted():
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "LANGSMITH_API_KEY": ECHOED_KEY, "PYTHONWARNINGS": "always"}
+    done = subprocess.run(
+        [sys.executable, "-c", SDK_LOGS_A_KEY],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr
+    assert ECHOED_KEY not in done.stderr + done.stdout
+    assert done.stderr.count("[redacted]") == 3, done.stderr  # message, traceback, warning

@@ -9,7 +9,6 @@ import httpx
 import pytest
 
 from factdebate.server.app import ContextCheck
-from tests.test_server import server  # noqa: F401  (the langgraph dev fixture)
 
 BAD = [
     ({"model": "scripted-server", "bogus": 1}, "unknown setting(s) for ToolMADContext: bogus"),
@@ -70,7 +69,7 @@ async def test_other_requests_are_not_touched():
 
 
 @pytest.mark.slow
-async def test_langgraph_dev_refuses_unknown_and_bad_context(server: str):  # noqa: F811
+async def test_langgraph_dev_refuses_unknown_and_bad_context(server: str):
     from langgraph_sdk import get_client
 
     client = get_client(url=server)

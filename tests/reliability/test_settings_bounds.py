@@ -132,8 +132,8 @@ def test_batch_concurrency_is_bounded_for_bench_and_syndec(concurrency, tmp_path
 
 
 def test_a_huge_top_k_is_refused_under_a_memory_limit():
-    """top_k=10**9 once made Milvus Lite allocate 23 GB; under a 3 GB cap it must exit at once."""
-    from tests.reliability.test_round_two import one_line_error, run_cli_limited
+    """top_k=10**9 would make Milvus Lite allocate 23 GB; under a 3 GB cap it must exit at once."""
+    from tests.reliability.child_cli import one_line_exit, run_cli_limited
 
     done = run_cli_limited(["verify", "The sky is blue.", "--set", "top_k=1000000000"])
-    one_line_error(done.returncode, done.stderr + done.stdout, "setting top_k must be within")
+    one_line_exit(done.returncode, done.stderr + done.stdout, "setting top_k must be within")

@@ -11,9 +11,9 @@ from factdebate.nodes.debate_cv.context import DebateCVContext
 from factdebate.nodes.madam_rag.context import MadamContext
 from factdebate.nodes.tool_mad.context import ToolMADContext
 from factdebate.tools import dispatch
-from tests.test_debate_cv import rules as cv_rules
-from tests.test_debate_cv import stop_at
-from tests.test_tool_mad import ARGUE_MARK, CLAIM, debate_rules
+from tests.nodes.debate_cv.test_graph import rules as cv_rules
+from tests.nodes.debate_cv.test_graph import stop_at
+from tests.nodes.tool_mad.test_graph import ARGUE_MARK, CLAIM, debate_rules
 
 NO_DOCS = "(no documents were retrieved)"
 

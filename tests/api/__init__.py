@@ -1,0 +1,1 @@
+"""Tests of factdebate.api: streamed state and the result contract."""

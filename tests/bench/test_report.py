@@ -1,0 +1,75 @@
+"""Bench reports: metrics from result rows, and which runs compare side by side."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from factdebate.bench.report import compare_runs, compute_metrics
+
+
+def test_compute_metrics_on_hand_values() -> None:
+    rows = [
+        {
+            "gold": "SUPPORTS",
+            "prediction": "SUPPORTS",
+            "stop_reason": "consensus",
+            "rounds": 1,
+            "latency_s": 1.0,
+            "errors": [],
+            "cost": {
+                "debater": {"llm_calls": 2, "input_tokens": 10, "output_tokens": 4},
+                "total": {"llm_calls": 2, "input_tokens": 10, "output_tokens": 4},
+            },
+        },
+        {
+            "gold": "REFUTES",
+            "prediction": None,
+            "stop_reason": "round_limit",
+            "rounds": 3,
+            "latency_s": 3.0,
+            "errors": [{"kind": "parse_error"}],
+            "cost": {
+                "judge": {"llm_calls": 1, "input_tokens": 20, "output_tokens": 6},
+                "total": {"llm_calls": 1, "input_tokens": 20, "output_tokens": 6},
+            },
+        },
+        {
+            "gold": "REFUTES",
+            "prediction": "SUPPORTS",
+            "stop_reason": "error",
+            "rounds": 0,
+            "latency_s": 2.0,
+            "errors": [{"kind": "exception"}],
+            "cost": {},
+        },
+    ]
+    m = compute_metrics(rows, ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO"))
+    assert m["accuracy"] == pytest.approx(1 / 3)
+    assert m["unparsed"] == 1 and m["failed"] == 1 and m["items_with_errors"] == 2
+    assert m["per_class"]["SUPPORTS"]["precision"] == pytest.approx(0.5)
+    assert m["per_class"]["SUPPORTS"]["f1"] == pytest.approx(2 / 3)
+    assert m["macro_f1"] == pytest.approx((2 / 3) / 3)
+    assert m["confusion"]["REFUTES"] == {
+        "SUPPORTS": 1,
+        "REFUTES": 0,
+        "NOT ENOUGH INFO": 0,
+        "UNPARSED": 1,
+    }
+    assert m["cost"]["llm_calls"] == 3 and m["cost"]["input_tokens"] == 30
+    assert m["cost"]["per_item"]["output_tokens"] == pytest.approx(10 / 3)
+    assert m["cost"]["per_role"]["judge"]["llm_calls"] == 1
+    assert m["latency"]["mean_s"] == pytest.approx(2.0) and m["latency"]["p50_s"] == 2.0
+    assert m["latency"]["max_s"] == 3.0
+    assert m["error_kinds"] == {"exception": 1, "parse_error": 1}
+    assert m["mean_rounds"] == pytest.approx(4 / 3)
+
+
+def test_compare_refuses_label_and_answer_runs_together(tmp_path: Path) -> None:
+    for name, task in (("labels", "labels"), ("answers", "answers")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "metrics.json").write_text(json.dumps({"task": task}))
+    with pytest.raises(ValueError, match="cannot compare"):
+        compare_runs([tmp_path / "labels", tmp_path / "answers"])

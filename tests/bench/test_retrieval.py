@@ -1,0 +1,29 @@
+"""`bench-retrieval`: every engine scored on a dataset's claims, the Milvus copy dropped after."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import data_or_skip
+
+
+def test_retrieval_bench_scores_every_engine_and_drops_the_milvus_copy(
+    data_home: Path, tmp_path: Path
+) -> None:
+    from factdebate.bench.retrieval import ENGINES, NATIVE, run_retrieval_bench
+    from factdebate.tools.retrieval.milvus import locked_client
+
+    out = data_or_skip(
+        lambda: run_retrieval_bench("fever-mini", None, 6, tmp_path / "out"), "fever-mini"
+    )
+    assert list(out["engines"]) == [*ENGINES, *NATIVE] and out["queries"] == 6
+    for name, metrics in out["engines"].items():
+        assert 0 <= metrics["recall@3"] <= metrics["recall@10"] <= 1, name
+        # passages are grouped by document; BM25 may find fewer than 3 with a query word
+        assert metrics["distinct@3"] == 3 or name.endswith("bm25"), name
+    assert out["engines"]["hybrid"]["recall@10"] > 0.5  # gold abstracts are found at all
+    assert out["native_copy_s"] > 0 and set(out["build_s"]) == {"dense", "bm25"}
+    with locked_client() as client:
+        assert not [c for c in client.list_collections() if "_native__" in c]
+    table = (tmp_path / "out" / "retrieval.md").read_text(encoding="utf-8")
+    assert "| milvus-hybrid |" in table and "| milvus-bm25 |" in table

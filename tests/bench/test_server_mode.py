@@ -1,0 +1,126 @@
+"""`bench --server URL` against a live `langgraph dev`: same rows as local, restarts, refusals.
+
+One server per module (tests/langgraph_server.py) serving Tool-MAD on the scripted model of
+tests/bench_server_graph.py; the local bench it is compared with uses the same model here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from factdebate.bench import arun_bench, read_results
+from factdebate.bench.invokers import ServerError
+from tests.bench.test_runner import make_data
+from tests.conftest import REPO
+from tests.langgraph_server import LanggraphDev
+
+pytestmark = pytest.mark.service
+
+GOLDS = "SRN" * 6 + "SR"  # 20 items
+SETTINGS = {"model": "scripted-bench", "max_rounds": 1, "collection": "default"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LanggraphDev]:
+    graph = str(REPO / "tests" / "bench_server_graph.py") + ":graph"
+    dev = LanggraphDev(tmp_path_factory.mktemp("langgraph-dev"), {"tool-mad": graph})
+    dev.start()
+    try:
+        yield dev
+    finally:
+        dev.stop()
+
+
+@pytest.fixture
+def scripted_here() -> Iterator[None]:
+    """The server's scripted model and fixed documents, in this process too."""
+    from tests import bench_server_graph
+
+    bench_server_graph.install()
+    yield
+    bench_server_graph.uninstall()
+
+
+def rows_of(out: Path) -> list[dict[str, Any]]:
+    rows = read_results(out / "results.jsonl")
+    return sorted(({k: v for k, v in r.items() if k != "latency_s"} for r in rows), key=str)
+
+
+def finished_lines(out: Path) -> int:
+    path = out / "results.jsonl"
+    return path.read_text().count("\n") if path.exists() else 0
+
+
+def bench_args(data: Path, **settings: Any) -> dict[str, Any]:
+    return {
+        "data_dir": data,
+        "limit": None,
+        "seed": 0,
+        "concurrency": 8,
+        "context": {**SETTINGS, **settings},
+        "pages": False,
+    }
+
+
+async def test_server_rows_equal_local_rows(
+    server: LanggraphDev, scripted_here: None, tmp_path: Path
+) -> None:
+    data = make_data(tmp_path / "data", GOLDS)
+    args = bench_args(data)
+    local = await arun_bench("tool-mad", "fever-mini", tmp_path / "local", **args)
+    remote = await arun_bench(
+        "tool-mad", "fever-mini", tmp_path / "remote", server_url=server.url, **args
+    )
+    local_rows, remote_rows = rows_of(tmp_path / "local"), rows_of(tmp_path / "remote")
+    assert len(local_rows) == 20
+    assert all(r["stop_reason"] != "failed" and r["prediction"] for r in remote_rows)
+    assert remote_rows == local_rows
+    assert remote["accuracy"] == local["accuracy"]
+
+
+async def test_server_restarted_mid_run_then_same_command_runs_every_item_once(
+    server: LanggraphDev, tmp_path: Path
+) -> None:
+    data = make_data(tmp_path / "data", GOLDS)
+    out = tmp_path / "run"
+    args = bench_args(data, model="scripted-bench-slow")
+    run = asyncio.create_task(
+        arun_bench("tool-mad", "fever-mini", out, server_url=server.url, **args)
+    )
+    for _ in range(3000):  # (read_results would rewrite the file under the running bench)
+        if finished_lines(out) >= 3:
+            break
+        assert not run.done(), run.result()
+        await asyncio.sleep(0.1)
+    await asyncio.to_thread(server.stop, signal.SIGKILL)  # a crash, runs in flight
+    with pytest.raises(ServerError, match="cannot be reached.*run the same command again"):
+        await run
+    before = len(read_results(out / "results.jsonl"))
+    assert 3 <= before < 20
+
+    await asyncio.to_thread(server.start)
+    metrics = await arun_bench("tool-mad", "fever-mini", out, server_url=server.url, **args)
+    lines = (out / "results.jsonl").read_text().splitlines()
+    ids = [json.loads(line)["id"] for line in lines]
+    assert sorted(ids) == sorted(str(i) for i in range(20))  # every item, once
+    assert all(json.loads(line)["stop_reason"] != "failed" for line in lines)
+    assert metrics["run"]["resumed_items"] == before
+
+
+async def test_server_refusing_a_setting_stops_the_bench_before_any_item(
+    server: LanggraphDev, tmp_path: Path
+) -> None:
+    data = make_data(tmp_path / "data", GOLDS)
+    out = tmp_path / "run"
+    with pytest.raises(ServerError, match="answered 422: .*max_rounds"):
+        await arun_bench(
+            "tool-mad", "fever-mini", out, server_url=server.url, **bench_args(data, max_rounds=0)
+        )
+    assert not (out / "results.jsonl").exists()

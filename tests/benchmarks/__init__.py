@@ -1,0 +1,1 @@
+"""Tests of the benchmarks/ scripts: they run, and their figures come from the script."""

@@ -1,0 +1,1 @@
+"""Tests of factdebate.cli: one module per command group."""

@@ -1,0 +1,58 @@
+"""`factdebate bench`: a report written and echoed, runs compared, mismatches named in one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from factdebate.cli import app
+
+runner = CliRunner()
+
+
+def test_bench_command_writes_report_and_compares(tmp_path: Path, data_home, scripted):
+    from factdebate.datasets import datasets_root
+
+    if not (datasets_root() / "fever").exists():
+        pytest.skip(f"benchmark data not found at {datasets_root()}")
+    name, _ = scripted([], default="Reasoning.\n**SUPPORTS**")
+    run = tmp_path / "run"
+    args = [
+        "bench",
+        "--method",
+        "cot",
+        "--dataset",
+        "fever-mini",
+        "--limit",
+        "4",
+        "--model",
+        name,
+        "--out",
+        str(run),
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert {"results.jsonl", "metrics.json", "report.md"} <= {p.name for p in run.iterdir()}
+    assert len((run / "results.jsonl").read_text().splitlines()) == 4
+    # the report is echoed unwrapped (CliRunner is no terminal): each table line stays whole
+    report = (run / "report.md").read_text()
+    assert max(map(len, report.splitlines())) > 80
+    assert all(line in result.output for line in report.splitlines() if line.startswith("|"))
+    compared = runner.invoke(app, ["bench", "--compare", str(run), str(run)])
+    assert compared.exit_code == 0 and "run" in compared.output
+    bad = runner.invoke(app, ["bench", "--dataset", "nope", "--out", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "nope" in bad.output and "Traceback" not in bad.output
+
+
+def test_cli_bench_names_the_mismatch(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from factdebate.cli import app
+
+    result = CliRunner().invoke(
+        app, ["bench", "--method", "cot", "--dataset", "ramdocs", "--out", str(tmp_path / "x")]
+    )
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "cot takes claims but ramdocs holds questions" in result.output

@@ -1,0 +1,73 @@
+"""Help and entry points: every command's help with examples, `methods`, `python -m`, reference."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from factdebate.cli import app
+from factdebate.graphs.registry import METHODS
+from factdebate.settings import budget_names
+from tests.conftest import REPO
+
+runner = CliRunner()
+WIDE = {"COLUMNS": "200"}  # rich wraps help text to the terminal width
+
+
+@pytest.mark.parametrize("command", ["verify", "bench"])
+def test_help_names_the_budget_settings_and_the_settings_command(command: str) -> None:
+    result = runner.invoke(app, [command, "--help"], env=WIDE)
+    assert result.exit_code == 0
+    names = budget_names()
+    assert {"max_llm_calls", "max_total_tokens", "max_usd"} <= set(names)
+    assert all(name in result.output for name in names)
+    assert "factdebate settings METHOD" in result.output
+
+
+def test_methods_listing_points_to_the_settings_command() -> None:
+    result = runner.invoke(app, ["methods"], env=WIDE)
+    assert result.exit_code == 0
+    assert all(f"{name} (" in result.output for name in METHODS)
+    assert result.output.rstrip().endswith("factdebate settings METHOD")
+
+
+def test_python_dash_m_runs_the_same_command_with_every_subcommand() -> None:
+    """`python -m factdebate.cli` (as the reliability tests call it) keeps the review commands."""
+    run = [sys.executable, "-m", "factdebate.cli"]
+    helped = subprocess.run([*run, "--help"], cwd=REPO, capture_output=True, timeout=120)
+    assert helped.returncode == 0, helped.stderr.decode()[-2000:]
+    assert all(name in helped.stdout.decode() for name in ("settings", "review", "replay"))
+    refused = subprocess.run(
+        [*run, "verify", "A claim", "--rounds", "0"], cwd=REPO, capture_output=True, timeout=120
+    )
+    assert refused.returncode == 2
+    assert "--rounds must be within 1..20, got 0" in refused.stderr.decode()
+
+
+def test_cli_reference_generator_covers_every_command() -> None:
+    import importlib.util
+
+    import typer.main
+
+    spec = importlib.util.spec_from_file_location("gen_cli", REPO / "docs" / "gen_cli.py")
+    assert spec is not None and spec.loader is not None
+    gen_cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen_cli)
+    text = gen_cli.reference()
+    for name in typer.main.get_command(app).commands:  # type: ignore[attr-defined]
+        assert f"## `factdebate {name}`" in text
+    assert "Usage: factdebate settings [OPTIONS] {method}" in text
+    assert "max_llm_calls" in text and "factdebate settings" in text
+
+
+def test_help_lists_methods_and_datasets_with_examples():
+    for command in ("verify", "bench"):
+        shown = runner.invoke(app, [command, "--help"], env={"COLUMNS": "200"}).output
+        assert "mad-fact" in shown.replace("\n", "") or command == "bench"
+        assert "madam-rag" in shown and "Example:" in shown
+    assert "fever-mini" in runner.invoke(app, ["bench", "--help"], env={"COLUMNS": "200"}).output
+    for command in ("index", "bench-retrieval", "score-answer", "syndec", "methods"):
+        assert "Example:" in runner.invoke(app, [command, "--help"]).output, command

@@ -1,0 +1,120 @@
+"""Progress lines when output is not a terminal: done, rate, time left, at a steady interval."""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from factdebate.cli import app
+from factdebate.cli.progress import ProgressLines
+
+runner = CliRunner()
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_lines_say_done_rate_eta_and_the_note() -> None:
+    clock, sink = Clock(), io.StringIO()
+    with ProgressLines("cot on scifact", sink, every=3600, clock=clock) as lines:
+        lines.update(0, 20, "acc 0.0%")
+        clock.now += 120
+        lines.update(4, 20, "acc 75.0%")
+        assert lines.line() == (
+            "cot on scifact: 4/20 items (20%) · elapsed 0:02:00 · 2.00 items/min · "
+            "ETA 0:08:00 · acc 75.0%"
+        )
+    printed = sink.getvalue().splitlines()
+    assert (
+        printed[0]
+        == "cot on scifact: 0/20 items (0%) · elapsed 0:00:00 · ? items/min · ETA ? · acc 0.0%"
+    )
+    assert printed[-1].startswith("cot on scifact: 4/20 items (20%) · elapsed 0:02:00")
+    assert len(printed) == 2  # the opening line and the closing one; the interval never came
+
+
+def test_resumed_items_do_not_count_towards_the_rate() -> None:
+    clock = Clock()
+    lines = ProgressLines("x", io.StringIO(), clock=clock)
+    lines.update(10, 20)  # 10 were done by an earlier process
+    clock.now += 60
+    lines.update(12, 20)
+    assert "2.00 items/min · ETA 0:04:00" in lines.line()
+
+
+def test_a_line_comes_every_interval_while_nothing_finishes() -> None:
+    sink = io.StringIO()
+    with ProgressLines("slow", sink, every=1.0) as lines:
+        lines.update(0, 3)
+        deadline = time.monotonic() + 10
+        while sink.getvalue().count("\n") < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    printed = sink.getvalue().splitlines()
+    assert len(printed) >= 4  # opening, two beats, closing
+    assert all(line.startswith("slow: 0/3 items (0%) · elapsed ") for line in printed)
+
+
+def test_no_closing_line_after_a_failure() -> None:
+    sink = io.StringIO()
+    with pytest.raises(RuntimeError), ProgressLines("x", sink, every=3600) as lines:
+        lines.update(1, 2)
+        raise RuntimeError("boom")
+    assert len(sink.getvalue().splitlines()) == 1
+
+
+@pytest.mark.parametrize("every", [0.5, 3601.0])
+def test_interval_is_bounded(every: float) -> None:
+    with pytest.raises(ValueError, match="progress interval must be within 1..3600 s"):
+        ProgressLines("x", io.StringIO(), every=every)
+
+
+def test_unknown_total_shows_a_count() -> None:
+    lines = ProgressLines("scoring", io.StringIO(), unit="answers")
+    lines.update(3)
+    assert lines.line().startswith("scoring: 3 answers · elapsed ")
+
+
+def test_bench_prints_progress_lines_when_not_a_terminal(tmp_path: Path, data_home, scripted):
+    from factdebate.datasets import datasets_root
+
+    if not (datasets_root() / "fever").exists():
+        pytest.skip(f"benchmark data not found at {datasets_root()}")
+    name, _ = scripted([], default="Reasoning.\n**SUPPORTS**")
+    args = ["bench", "--method", "cot", "--dataset", "fever-mini", "--limit", "3"]
+    result = runner.invoke(
+        app, [*args, "--model", name, "--out", str(tmp_path / "run"), "--progress-every", "1"]
+    )
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("cot on fever-mini: ")]
+    assert lines[0].startswith("cot on fever-mini: 0/3 items (0%) · elapsed ")
+    assert lines[-1].startswith("cot on fever-mini: 3/3 items (100%) · elapsed ")
+    assert " calls · " in lines[-1] and "items/min · ETA 0:00:00" in lines[-1]
+
+
+def test_progress_interval_outside_its_bounds_is_refused(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["bench", "--out", str(tmp_path), "--progress-every", "0"])
+    assert result.exit_code == 2 and "--progress-every" in result.output
+
+
+def test_bench_pace_counts_only_items_finished_in_this_process():
+    from factdebate.cli.progress import Pace
+
+    now = [100.0]
+    pace = Pace(clock=lambda: now[0])
+    assert pace.update(5, 20) == "? items/min · ETA ?"  # resumed with 5 done
+    now[0] += 120.0
+    assert pace.update(7, 20) == "1.00 items/min · ETA 0:13:00"  # 2 new items in 2 min
+    now[0] += 3480.0
+    assert pace.update(8, 10) == "0.05 items/min · ETA 0:40:00"
+    assert pace.update(10, 10).endswith("ETA 0:00:00")

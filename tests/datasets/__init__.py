@@ -1,0 +1,1 @@
+"""Tests of factdebate.datasets: records, the catalog, the shipped sets, the releases."""

@@ -1,0 +1,1 @@
+"""Tests of factdebate.nodes: the shared parsers, and one folder per method room."""

@@ -1,0 +1,1 @@
+"""The baselines CoT, ReAct, MAD and MADKE."""

@@ -1,0 +1,1 @@
+"""MADAM-RAG and its baselines: the graph and its fidelity to the paper."""

@@ -1,0 +1,1 @@
+"""Tests of factdebate.review: human review, resume and replay."""

@@ -1,0 +1,1 @@
+"""Tests of factdebate.runs: checkpoint specs and durable runs on PostgreSQL."""

@@ -1,0 +1,1 @@
+"""Tests of factdebate.tools.models: chat models, structured output, the embedded model."""

@@ -1,0 +1,1 @@
+"""Tests of factdebate.tools.retrieval: embeddings, encoders, ingestion, indexes, ranking."""

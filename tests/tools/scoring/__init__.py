@@ -1,0 +1,1 @@
+"""Tests of factdebate.tools.scoring: answer scores and weighted factuality."""

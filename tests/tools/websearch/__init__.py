@@ -1,0 +1,1 @@
+"""Tests of factdebate.tools.websearch: the search backends."""

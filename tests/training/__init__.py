@@ -1,0 +1,1 @@
+"""Tests of factdebate.training: SynDeC export and moderator post-training."""
