@@ -71,7 +71,7 @@ bench-encoder: $(VENV)/.installed
 bench-bm25: $(VENV)/.installed
 	$(PY) -m benchmarks.bm25_tuning
 
-# Tool-MAD calls and tokens per claim with today's prompts, replaying the recorded
+# Tool-MAD calls and tokens per claim with the current prompts, replaying the recorded
 # capable-model answers (../shared/recorded) through the fake provider (about a minute).
 bench-prompts: $(VENV)/.installed
 	$(PY) -m benchmarks.replay_costs

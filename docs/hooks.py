@@ -1,10 +1,13 @@
-"""MkDocs hooks: method pages get their graph diagram and settings table from the code itself.
+"""MkDocs hooks: diagrams, settings and catalog tables are generated from the code itself.
 
 A page marks where generated content goes with an HTML comment:
 
 - ``<!-- diagram: METHOD -->``: the Mermaid drawing of the compiled graph (``get_graph()``),
   drawn by mermaid.js where it can load, and the same graph as text (grandalf) under it;
 - ``<!-- settings: METHOD -->``: the method's settings from its ``Context`` class, grouped;
+- ``<!-- catalog: methods -->``: every method of the catalog (``graphs/registry.py``);
+- ``<!-- catalog: datasets -->``: every dataset of the catalog
+  (``factdebate/datasets/catalog.py``);
 
 and ``reference/cli.md`` is written from the command line's own ``--help`` (docs/gen_cli.py).
 Nothing generated is stored in the repository, so it cannot drift from the code.
@@ -12,6 +15,7 @@ Nothing generated is stored in the repository, so it cannot drift from the code.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import sys
 from pathlib import Path
@@ -19,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's packages
 
-_MARK = re.compile(r"<!--\s*(diagram|settings):\s*([a-z0-9-]+)\s*-->")
+_MARK = re.compile(r"<!--\s*(diagram|settings|catalog):\s*([a-z0-9-]+)\s*-->")
 
 
 def _diagram(method: str) -> str:
@@ -69,12 +73,63 @@ def _settings(method: str) -> str:
     return '<div class="settings-table" markdown>\n\n' + "\n".join(parts) + "\n</div>"
 
 
+def _methods_table(page_uri: str) -> str:
+    """Every method of the catalog as a Markdown table, linked to its paper's page."""
+    from factdebate.graphs.registry import METHODS, PAPERS
+
+    here = posixpath.dirname(page_uri) or "."
+    rows = [
+        "| method | paper | role | input | description |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for spec in METHODS.values():
+        page = posixpath.relpath(f"methods/{spec.family}.md", here)
+        rows.append(
+            f"| `{spec.name}` | [{PAPERS[spec.family]}]({page}) | {spec.role} | "
+            f"{spec.input_kind} | {_cell(spec.description)} |"
+        )
+    return "\n".join(rows)
+
+
+def _datasets_table() -> str:
+    """Every dataset of the catalog as a Markdown table."""
+    from factdebate.datasets.catalog import CATALOG, corpus_source
+
+    rows = [
+        "| dataset | task | labels | corpus | shipped | description |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, spec in CATALOG.items():
+        labels = ", ".join(spec.labels) or "—"
+        source = corpus_source(name)
+        corpus = "—" if source is None else "its own" if source == name else f"`{source}`'s"
+        shipped = "yes" if spec.shipped else "no (download)"
+        rows.append(
+            f"| `{name}` | {spec.task} | {labels} | {corpus} | {shipped} | "
+            f"{_cell(spec.description)} |"
+        )
+    return "\n".join(rows)
+
+
+def _catalog(which: str, page_uri: str) -> str:
+    """The catalog table ``which`` names: ``methods`` or ``datasets``."""
+    if which == "methods":
+        return _methods_table(page_uri)
+    if which == "datasets":
+        return _datasets_table()
+    raise ValueError(f"{page_uri}: unknown catalog {which!r}; use methods or datasets")
+
+
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     """Replace the generation marks of a page."""
 
     def fill(match: re.Match[str]) -> str:
-        kind, method = match[1], match[2]
-        return _diagram(method) if kind == "diagram" else _settings(method)
+        kind, name = match[1], match[2]
+        if kind == "diagram":
+            return _diagram(name)
+        if kind == "settings":
+            return _settings(name)
+        return _catalog(name, page.file.src_uri)
 
     return _MARK.sub(fill, markdown)
 
