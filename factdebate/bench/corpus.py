@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from factdebate.datasets import DatasetError, corpus_source, load_corpus
-from factdebate.graphs.registry import resolve
+from factdebate.graphs.registry import MethodSpec, resolve
 
 
 def collection_name(name: str) -> str:
@@ -15,7 +15,7 @@ def collection_name(name: str) -> str:
     return name.replace("-", "_")
 
 
-def uses_retrieval(method: str, settings: Any) -> bool:
+def uses_retrieval(method: str | MethodSpec, settings: Any) -> bool:
     """Whether a run with these settings (the method's context object) retrieves anything."""
     if not resolve(method).retrieves or getattr(settings, "tool", None) == "none":
         return False
@@ -24,7 +24,11 @@ def uses_retrieval(method: str, settings: Any) -> bool:
 
 
 def prepare_collection(
-    method: str, name: str, data_dir: Path | None, context: dict[str, Any], context_cls: Any
+    method: str | MethodSpec,
+    name: str,
+    data_dir: Path | None,
+    context: dict[str, Any],
+    context_cls: Any,
 ) -> dict[str, Any]:
     """Point retrieval at the dataset's own corpus, indexing it once when it is missing.
 

@@ -23,7 +23,7 @@ from factdebate.datasets import (
     datasets_root,
     sample,
 )
-from factdebate.graphs.registry import METHODS, resolve
+from factdebate.graphs.registry import METHODS, MethodSpec, resolve
 from factdebate.tools.core.records import Evidence
 
 INPUT_KIND = {LABEL_TASK: "claim", ANSWER_TASK: "question"}
@@ -59,7 +59,7 @@ class BenchItem:
         return {k: v for k, v in self.inputs.items() if k in TEXT_KEYS or k in accepted}
 
 
-def check_method_fits(method: str, name: str) -> None:
+def check_method_fits(method: str | MethodSpec, name: str) -> None:
     """Raise DatasetError when the method takes another kind of input than the dataset holds.
 
     Raises:
@@ -72,7 +72,7 @@ def check_method_fits(method: str, name: str) -> None:
     if spec.input_kind != wanted:
         fitting = sorted(m for m, s in METHODS.items() if s.input_kind == wanted)
         raise DatasetError(
-            f"{method} takes {spec.input_kind}s but {name} holds {wanted}s (scored as {task}); "
+            f"{spec.name} takes {spec.input_kind}s but {name} holds {wanted}s (scored as {task}); "
             f"use one of: {', '.join(fitting)}"
         )
 

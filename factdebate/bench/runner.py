@@ -75,7 +75,7 @@ async def arun_bench(
     """Async ``run_bench`` (see there)."""
     check_concurrency(concurrency)
     spec = resolve(method)
-    check_method_fits(method, dataset)
+    check_method_fits(spec, dataset)
     if checkpoint is not None:
         if server_url is not None:
             raise SettingsError("--checkpoint is for local runs: a server keeps its own threads")
@@ -96,7 +96,7 @@ async def arun_bench(
         # an unknown or malformed model fails here, before any item runs
         await asyncio.to_thread(check_models, checked)
         settings = await asyncio.to_thread(
-            prepare_collection, method, dataset, data_dir, settings, context_cls
+            prepare_collection, spec, dataset, data_dir, settings, context_cls
         )
     make_out_dir(out_dir)
     run: dict[str, Any] = redact_deep(  # a key inside a model URL is never written or shown
