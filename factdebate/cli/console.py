@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 from rich.markup import escape
@@ -21,7 +22,7 @@ def print_markdown(text: str) -> None:
     out.print(text, markup=False, soft_wrap=True)
 
 
-def fail(message: str, code: int = 2) -> None:
+def fail(message: str, code: int = 2) -> NoReturn:
     """Print a one-line error (secrets redacted) and exit non-zero (no traceback)."""
     message = redact(message)
     err.print(f"[red]error:[/red] {escape(message)}", markup=True, highlight=False, soft_wrap=True)

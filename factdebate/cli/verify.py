@@ -6,6 +6,7 @@ import asyncio
 import sqlite3
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -67,22 +68,7 @@ def verify(
     note: Annotated[str, typer.Option(help="The reviewer's note (with --approve/--verdict).")] = "",
 ) -> None:
     """Verify a claim (or answer a question with MADAM-RAG) and show the debate."""
-    from factdebate.nodes.claims import (
-        MAX_FILE_BYTES,
-        MAX_TEXT_BYTES,
-        check_user_file,
-        clean_claim,
-        read_limited,
-    )
-
-    if claim == "-":
-        try:
-            raw = read_limited(sys.stdin.buffer, MAX_TEXT_BYTES, "claim on stdin")
-            claim = raw.decode("utf-8")
-        except FactDebateError as exc:
-            fail(str(exc))
-        except UnicodeDecodeError:
-            fail("the claim is not valid UTF-8 text")
+    claim = _read_claim(claim)
     flags = {
         "model": model,
         "debater_model": debater_model,
@@ -91,24 +77,114 @@ def verify(
         "collection": collection,
     }
     settings = checked_settings(method, "verify", set_, flags, claim)  # before the heavy imports
+    if review or approve or verdict is not None:
+        settings["review"] = True
+    run = _prepare(claim, method, settings, documents, thread, checkpoint, html, approve, verdict)
+    if approve or verdict is not None:  # a later call finishing a run paused for review
+        from factdebate.cli.review import resume_run
+
+        decision = {"approve": True} if approve else {"verdict": verdict}
+        result = resume_run(
+            str(run.thread), str(run.checkpoint), {**decision, "note": note}, settings
+        )
+        show_final(result, as_json)
+        return
+    if not as_json:
+        out.print(
+            f"[bold]Claim:[/bold] {escape(run.claim)}  [dim](method {method}, model "
+            f"{escape(redact(str(run.context.model)))})[/dim]"
+        )
+    started = time.perf_counter()
+    try:
+        result = asyncio.run(_stream(claim, run, settings, as_json))
+    except KeyboardInterrupt:
+        fail("interrupted", 130)
+    except FactDebateError as exc:
+        fail(str(exc))
+    except sqlite3.DatabaseError as exc:  # a damaged checkpoint file
+        fail(f"checkpoint {run.checkpoint}: {exc}")
+    if result.get("status") == "awaiting_review":
+        from factdebate.cli.review import finish_verify
+
+        final = finish_verify(
+            result,
+            claim=run.claim,
+            method=method,
+            thread=str(run.thread),
+            checkpoint=str(run.checkpoint),
+            settings=settings,
+            as_json=as_json,
+        )
+        if final is None:
+            return
+        result = final
+    show_final(without_given(result, run.docs), as_json)  # a 50 MB --documents text once
+    if html is not None:
+        from factdebate.api import save_debate_page
+
+        elapsed = time.perf_counter() - started
+        save_page(
+            lambda: save_debate_page(html, result, claim, run.spec, elapsed_s=elapsed, **settings),
+            as_json,
+        )
+
+
+def _read_claim(claim: str) -> str:
+    """The claim as given, or read from stdin (``-``) with a size limit, as UTF-8."""
+    if claim != "-":
+        return claim
+    from factdebate.nodes.claims import MAX_TEXT_BYTES, read_limited
+
+    try:
+        return read_limited(sys.stdin.buffer, MAX_TEXT_BYTES, "claim on stdin").decode("utf-8")
+    except FactDebateError as exc:
+        fail(str(exc))
+    except UnicodeDecodeError:
+        fail("the claim is not valid UTF-8 text")
+
+
+@dataclass
+class _Run:
+    """A checked run: its method, settings object, documents and where it is stored."""
+
+    spec: Any
+    context: Any
+    claim: str
+    docs: list[Any] | None
+    thread: str | None
+    checkpoint: str | None
+
+
+def _prepare(
+    claim: str,
+    method: str,
+    settings: dict[str, Any],
+    documents: Path | None,
+    thread: str | None,
+    checkpoint: str | None,
+    html: Path | None,
+    approve: bool,
+    verdict: str | None,
+) -> _Run:
+    """Check everything a run needs before its first model call; fail in one line otherwise."""
     from factdebate.api import (
-        astream_verify,
         build_context,
         check_checkpoint,
         check_models,
         check_page_path,
         make_input,
-        save_debate_page,
     )
+    from factdebate.graphs.registry import resolve
+    from factdebate.nodes.claims import MAX_FILE_BYTES, check_user_file, clean_claim
     from factdebate.tools.retrieval.corpus import load_documents
 
     try:
-        if review or approve or verdict is not None:
+        spec = resolve(method)
+        if settings.get("review"):
             from factdebate.cli.review import review_store
 
-            settings["review"] = True
             thread, checkpoint = review_store(thread, checkpoint, decided=approve or bool(verdict))
-        context = build_context(method, **settings)
+        context = build_context(spec, **settings)
         if (thread is None) != (checkpoint is None):
             raise SettingsError("--thread and --checkpoint go together: give both or neither")
         if checkpoint is not None:
@@ -120,79 +196,41 @@ def verify(
         docs = load_documents(documents) if documents is not None else None
         for doc in docs or []:
             doc["source"] = "given"
-        make_input(method, claim, context, docs)
+        make_input(spec, claim, context, docs)
         check_models(context)
         if docs is None:
             _check_index(context)
     except FactDebateError as exc:
         fail(str(exc))
-    if approve or verdict is not None:  # a later call finishing a run paused for review
-        from factdebate.cli.review import resume_run
+    return _Run(spec, context, clean_claim(claim), docs, thread, checkpoint)
 
-        decision = {"approve": True} if approve else {"verdict": verdict}
-        result = resume_run(str(thread), str(checkpoint), {**decision, "note": note}, settings)
-        show_final(result, as_json)
-        return
 
-    async def run() -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        seen_errors: list[dict[str, Any]] = []  # tells an unreadable label from a free-text turn
-        async for node, update in astream_verify(
-            claim, method, docs, checkpoint=checkpoint, thread=thread, **settings
-        ):
-            if node == "result":
-                result = update
-            elif node == "awaiting_review":
-                result = {"status": "awaiting_review", "thread": thread, "proposed": update}
-            elif node == "checkpoint":
-                status = update.get("status")
-                if status != "new":
-                    note = "resuming" if status == "resumed" else "already finished; stored result"
-                    err.print(f"thread {thread}: {note}", markup=False)
-            elif not as_json:
-                seen_errors += update.get("errors") or []
-                for turn in update.get("transcript", []):
-                    print_turn(turn, seen_errors)
-                if node == "judge" and method.startswith("tool-mad"):  # MAD's judges every round
-                    out.print("[dim]judge is deciding after the round limit[/dim]")
-        return result
+async def _stream(claim: str, run: _Run, settings: dict[str, Any], as_json: bool) -> dict[str, Any]:
+    """Run the debate, printing each turn as it streams; the result (or the review proposal)."""
+    from factdebate.api import astream_verify
 
-    if not as_json:
-        out.print(
-            f"[bold]Claim:[/bold] {escape(clean_claim(claim))}  [dim](method {method}, model "
-            f"{escape(redact(str(context.model)))})[/dim]"
-        )
-    started = time.perf_counter()
-    try:
-        result = asyncio.run(run())
-    except KeyboardInterrupt:
-        fail("interrupted", 130)
-    except FactDebateError as exc:
-        fail(str(exc))
-    except sqlite3.DatabaseError as exc:  # a damaged checkpoint file
-        fail(f"checkpoint {checkpoint}: {exc}")
-    if result.get("status") == "awaiting_review":
-        from factdebate.cli.review import finish_verify
-
-        final = finish_verify(
-            result,
-            claim=clean_claim(claim),
-            method=method,
-            thread=str(thread),
-            checkpoint=str(checkpoint),
-            settings=settings,
-            as_json=as_json,
-        )
-        if final is None:
-            return
-        result = final
-    show_final(without_given(result, docs), as_json)  # a 50 MB --documents text once
-    if html is not None:
-        elapsed = time.perf_counter() - started
-        save_page(
-            lambda: save_debate_page(html, result, claim, method, elapsed_s=elapsed, **settings),
-            as_json,
-        )
+    result: dict[str, Any] = {}
+    seen_errors: list[dict[str, Any]] = []  # tells an unreadable label from a free-text turn
+    async for node, update in astream_verify(
+        claim, run.spec, run.docs, checkpoint=run.checkpoint, thread=run.thread, **settings
+    ):
+        if node == "result":
+            result = update
+        elif node == "awaiting_review":
+            result = {"status": "awaiting_review", "thread": run.thread, "proposed": update}
+        elif node == "checkpoint":
+            status = update.get("status")
+            if status != "new":
+                note = "resuming" if status == "resumed" else "already finished; stored result"
+                err.print(f"thread {run.thread}: {note}", markup=False)
+        elif not as_json:
+            seen_errors += update.get("errors") or []
+            for turn in update.get("transcript", []):
+                print_turn(turn, seen_errors)
+            tool_mad = run.spec.family == "tool-mad" and run.spec.role != "baseline"
+            if node == "judge" and tool_mad:  # Tool-MAD's judge comes after the round limit
+                out.print("[dim]judge is deciding after the round limit[/dim]")
+    return result
 
 
 def _check_index(context: Any) -> None:
