@@ -278,12 +278,6 @@ def load_method(method: str | MethodSpec) -> tuple[Any, Any]:
     return graph, graph.builder.context_schema
 
 
-def family_of(name: str) -> list[MethodSpec]:
-    """A method and its paper's baselines and ablations, the method first."""
-    family = resolve(name).family
-    return [spec for spec in METHODS.values() if spec.family == family]
-
-
 def langgraph_graphs() -> dict[str, str]:
     """The ``graphs`` table of ``langgraph.json``: every method under its own name."""
     return {spec.name: spec.server_path for spec in METHODS.values()}

@@ -1,0 +1,1 @@
+"""The method catalog and the graphs it names."""
