@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import sys
 import time
 from dataclasses import dataclass
@@ -101,8 +100,6 @@ def verify(
         fail("interrupted", 130)
     except FactDebateError as exc:
         fail(str(exc))
-    except sqlite3.DatabaseError as exc:  # a damaged checkpoint file
-        fail(f"checkpoint {run.checkpoint}: {exc}")
     if result.get("status") == "awaiting_review":
         from factdebate.cli.review import finish_verify
 

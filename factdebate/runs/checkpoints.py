@@ -114,17 +114,29 @@ def open_checkpointer(spec: str) -> AbstractAsyncContextManager[Any]:
     checkpoint tables when they are missing (one process at a time).
 
     Raises:
-        ValueError: a spec ``check_checkpoint`` refuses (at once); ``CheckpointError`` on entry
-            when the database refuses the login or cannot be reached.
+        CheckpointError: a spec ``check_checkpoint`` refuses (at once); on entry, a database
+            that refuses the login or cannot be reached; within the block, a database that
+            fails or goes away (a damaged SQLite file, a lost PostgreSQL connection).
     """
     check_checkpoint(spec)
     if is_postgres(spec):
         return _postgres(spec)
+    return _sqlite(spec)
+
+
+@asynccontextmanager
+async def _sqlite(spec: str) -> AsyncIterator[Any]:
+    import sqlite3
+
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     target = checkpoint_path(spec)
     target.parent.mkdir(parents=True, exist_ok=True)
-    return AsyncSqliteSaver.from_conn_string(str(target))
+    try:
+        async with AsyncSqliteSaver.from_conn_string(str(target)) as saver:
+            yield saver
+    except sqlite3.DatabaseError as exc:  # a damaged or foreign file, read during the run
+        raise CheckpointError(f"checkpoint {spec}: {exc}") from exc
 
 
 @asynccontextmanager
