@@ -130,14 +130,16 @@ def _read_claim(claim: str) -> str:
     """The claim as given, or read from stdin (``-``) with a size limit, as UTF-8."""
     if claim != "-":
         return claim
-    from factdebate.nodes.claims import MAX_TEXT_BYTES, read_limited
+    from factdebate.nodes.claims import MAX_TEXT_BYTES, InputError, read_limited
 
     try:
-        return read_limited(sys.stdin.buffer, MAX_TEXT_BYTES, "claim on stdin").decode("utf-8")
+        raw = read_limited(sys.stdin.buffer, MAX_TEXT_BYTES, "claim on stdin")
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError("the claim is not valid UTF-8 text") from exc
     except FactDebateError as exc:
         fail(str(exc))
-    except UnicodeDecodeError:
-        fail("the claim is not valid UTF-8 text")
 
 
 @dataclass
