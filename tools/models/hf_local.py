@@ -13,6 +13,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_huggingface import ChatHuggingFace, HuggingFacePipeline
 
+from factdebate.tools.core.loading import MODEL_LOADING
 from factdebate.tools.core.records import ModelConfigError
 
 RUN_MANIFEST = "run.json"
@@ -103,7 +104,8 @@ def load_base(
     extra = {"gguf_file": gguf, "quantization_config": GgufConfig(dequantize=True)} if gguf else {}
     try:
         auto: Any = AutoModelForCausalLM  # its stubs take a model object where a name works
-        model = auto.from_pretrained(where, dtype=dtype, **extra)
+        with MODEL_LOADING:
+            model = auto.from_pretrained(where, dtype=dtype, **extra)
     except Exception as exc:  # transformers raises OSError, ValueError, KeyError...
         raise ModelConfigError(f"cannot load base model {base!r}: {_first_line(exc)}") from exc
     return model.to(device), tokenizer
@@ -142,7 +144,8 @@ def load_trained(
         folder = adapter_dir(run_dir, stage)
         if not folder.is_dir():
             break
-        model = PeftModel.from_pretrained(model, str(folder)).merge_and_unload()
+        with MODEL_LOADING:
+            model = PeftModel.from_pretrained(model, str(folder)).merge_and_unload()
         applied += 1
     if applied == 0:
         raise ModelConfigError(f"{run_dir} holds no finished adapter yet (train-moderator first)")

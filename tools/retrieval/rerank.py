@@ -6,6 +6,7 @@ import threading
 from functools import cache
 from typing import Any
 
+from factdebate.tools.core.loading import MODEL_LOADING
 from factdebate.tools.core.records import Evidence, ModelConfigError
 from factdebate.tools.retrieval.embeddings import MAX_NAME_CHARS, encoder_device, load_error
 
@@ -29,7 +30,8 @@ def load_reranker(name: str) -> Any:
 
     device = encoder_device()
     try:
-        model = CrossEncoder(name, device=device)
+        with MODEL_LOADING:
+            model = CrossEncoder(name, device=device)
     except Exception as exc:  # hub, file and config errors come in many types
         raise load_error("rerank_model", name, exc) from exc
     if device == "cuda":

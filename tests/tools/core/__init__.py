@@ -1,0 +1,1 @@
+"""The small core every tool shares."""
