@@ -61,7 +61,6 @@ def index_corpus(
     if source is None:
         with_corpus = [name for name in DATASETS if corpus_source(name) is not None]
         fail(f"{dataset} has no retrieval corpus; choose one of: {', '.join(with_corpus)}")
-        return
     try:
         docs = load_corpus(source, data_dir)
     except FactDebateError as exc:
@@ -109,7 +108,6 @@ def _run_index(
 
     if fmt not in FORMATS:
         fail(f"unknown --format {fmt!r}: expected one of {', '.join(FORMATS)}")
-        return
     skipped = [0]
 
     def problem(text: str) -> None:
@@ -122,7 +120,6 @@ def _run_index(
         total = count_records(path, fmt)
     except FactDebateError as exc:
         fail(str(exc))
-        return
     try:
         with track_progress(f"indexing into {collection!r}", progress_every, "documents") as track:
 
@@ -134,7 +131,6 @@ def _run_index(
             )
     except FactDebateError as exc:
         fail(str(exc))
-        return
     if skipped[0]:
         err.print(f"skipped {skipped[0]} bad record(s)", markup=False, highlight=False)
     out.print(
