@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from factdebate.api import contract
 from factdebate.bench.items import BenchItem
 from factdebate.datasets import ANSWER_TASK
 from factdebate.runs.folder import read_rows
@@ -33,7 +34,7 @@ def prediction(out: dict[str, Any], task: str) -> Any:
 
 
 def result_row(item: BenchItem, out: dict[str, Any], latency: float, task: str) -> dict[str, Any]:
-    """The results.jsonl row of a finished item (secrets redacted)."""
+    """The results.jsonl row of a finished item, its whole result contract under ``result``."""
     out = redact_deep(out)  # a reply echoing a key must not reach results.jsonl
     return {
         "id": item.id,
@@ -47,11 +48,12 @@ def result_row(item: BenchItem, out: dict[str, Any], latency: float, task: str) 
         "latency_s": round(latency, 4),
         "errors": out.get("errors") or [],
         **({"review": out["review"]} if out.get("review") else {}),
+        "result": contract(out),
     }
 
 
 def failed_row(item: BenchItem, exc: BaseException, latency: float) -> dict[str, Any]:
-    """The row of an item whose run raised: no prediction, the exception as its error."""
+    """The row of an item whose run raised: no prediction, no result, the exception as its error."""
     message = redact(f"{type(exc).__name__}: {exc}")[:2000]
     return {
         "id": item.id,
@@ -64,6 +66,7 @@ def failed_row(item: BenchItem, exc: BaseException, latency: float) -> dict[str,
         "cost": {},
         "latency_s": round(latency, 4),
         "errors": [{"kind": "exception", "stage": "run", "message": message}],
+        "result": None,
     }
 
 

@@ -84,6 +84,7 @@ def test_run_writes_reports_and_compare(tmp_path: Path, scripted) -> None:
         "cost",
         "latency_s",
         "errors",
+        "result",  # the whole result contract (tests/bench/test_rows.py)
     }
     table = compare_runs([run, run])
     assert table.count("| run | cot | fever-mini | 4 | 50.0 |") == 2
