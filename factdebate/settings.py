@@ -36,6 +36,7 @@ _GROUP_OF: dict[str, str] = {
     "n_evaluators": "models and roles",
     "role_play": "models and roles",
     "voters": "models and roles",
+    "k": "models and roles",
     "voting": "models and roles",
     "tool_a": "models and roles",
     "tool_b": "models and roles",

@@ -25,6 +25,7 @@ PAPERS = {
     "madam-rag": "MADAM-RAG",
     "debate-cv": "DebateCV",
     "mad-fact": "MAD-Fact",
+    "self-consistency": "Self-consistency",
 }
 """The paper behind each family of methods, by the name of its own method."""
 
@@ -44,6 +45,9 @@ class MethodSpec:
         input_kind: What it reads: a claim, a question (answer lists) or a long answer.
         retrieves: Whether it reads evidence (a benchmark indexes a corpus only for those).
         defaults: Settings whose defaults differ from its context class's (ablations).
+        derive: ``module:function`` under ``factdebate.nodes`` building this method's settings
+            class from ``context``'s (a family run on top of another method: self-consistency
+            adds ``k``); empty = ``context`` as it is.
     """
 
     name: str
@@ -55,6 +59,7 @@ class MethodSpec:
     input_kind: InputKind = "claim"
     retrieves: bool = True
     defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    derive: str = ""
 
     @property
     def graph_module(self) -> str:
@@ -88,6 +93,8 @@ def _tool_mad_ablation(variant: str, what: str, **defaults: Any) -> MethodSpec:
         defaults=MappingProxyType(defaults),
     )
 
+
+_SAMPLED = "self_consistency.context:sampled_settings"
 
 _ALL = (
     MethodSpec(
@@ -228,6 +235,34 @@ _ALL = (
         role="baseline",
         input_kind="question",
     ),
+    MethodSpec(
+        "self-consistency",
+        "self_consistency:graph",
+        "debate_cv.context:RAGCoTContext",
+        "Self-consistency: k RAG-CoT samples over the debaters' evidence, majority vote",
+        family="self-consistency",
+        derive=_SAMPLED,
+    ),
+    MethodSpec(
+        "self-consistency-cot",
+        "self_consistency_cot:graph",
+        "context:Context",
+        "Self-consistency: k chain-of-thought samples, no evidence, majority vote",
+        family="self-consistency",
+        role="baseline",
+        retrieves=False,
+        derive=_SAMPLED,
+    ),
+    MethodSpec(
+        "self-consistency-qa",
+        "self_consistency_qa:graph",
+        "madam_rag.context:MadamContext",
+        "Self-consistency: k all-documents answers (MADAM-RAG's concat baseline), vote on answers",
+        family="self-consistency",
+        role="baseline",
+        input_kind="question",
+        derive=_SAMPLED,
+    ),
 )
 METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in _ALL}
 """Every method by name, each family's own method first."""
@@ -256,19 +291,23 @@ def resolve(method: str | MethodSpec) -> MethodSpec:
 
 @cache
 def context_class(name: str) -> Any:
-    """The settings class of ``name``: its context, with an ablation's own defaults.
+    """The settings class of ``name``: its context, derived (``derive``), with its own defaults.
 
-    An ablation's class is named after it (``tool-mad-rag-rag`` -> ``ToolMadRagRagContext``)
-    and built once, so its graph and the command line share the same class.
+    An ablation's or derived class is named after it (``tool-mad-rag-rag`` ->
+    ``ToolMadRagRagContext``) and built once, so its graph and the command line share it.
     """
     spec = resolve(name)
     module, _, attr = spec.context.partition(":")
     base = getattr(importlib.import_module(f"factdebate.nodes.{module}"), attr)
+    class_name = "".join(part.title() for part in name.split("-")) + "Context"
+    if spec.derive:
+        module, _, attr = spec.derive.partition(":")
+        derive = getattr(importlib.import_module(f"factdebate.nodes.{module}"), attr)
+        base = derive(base, class_name, spec.description + ".")
     if not spec.defaults:
         return base
     from factdebate.nodes.context import with_defaults
 
-    class_name = "".join(part.title() for part in name.split("-")) + "Context"
     return with_defaults(base, class_name, spec.description + ".", **spec.defaults)
 
 
