@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -22,7 +22,7 @@ from factdebate.settings import (
     check_count,
     check_dataset,
 )
-from factdebate.tools.core.errors import FactDebateError
+from factdebate.tools.core.errors import FactDebateError, SettingsError
 
 
 def bench(
@@ -72,6 +72,20 @@ def bench(
             show_default=False,
         ),
     ] = None,
+    match_compute: Annotated[
+        Path | None,
+        typer.Option(
+            help="Self-consistency methods: pick k so the mean cost per item equals this "
+            "finished RUN_DIR's, and run on its sample (its dataset, limit, seed and data).",
+        ),
+    ] = None,
+    match_on: Annotated[
+        str,
+        typer.Option(
+            help="With --match-compute: match LLM 'calls' or 'tokens' (a k=1 pilot on a few "
+            "items, in RUN_DIR/pilot, measures a sample's tokens).",
+        ),
+    ] = "calls",
     progress_every: ProgressEvery = DEFAULT_EVERY_S,
     review: Annotated[
         bool,
@@ -114,6 +128,10 @@ def bench(
     context = checked_settings(method, "any", set_, {"model": model})  # before the heavy imports
     if review:
         context["review"] = True
+    if match_compute is not None:
+        dataset, data_dir, limit, seed = _match_compute(
+            match_compute, match_on, method, out_dir, context, concurrency
+        )
     from factdebate.bench import run_bench
     from factdebate.datasets import ANSWER_TASK, dataset_task
 
@@ -171,6 +189,50 @@ def bench(
             f"LangSmith experiment {pushed['experiment']}: {pushed['items']} items pushed",
             markup=False,
         )
+
+
+def _match_compute(
+    run_dir: Path,
+    on: str,
+    method: str,
+    out_dir: Path,
+    context: dict[str, Any],
+    concurrency: int,
+) -> tuple[str, Path | None, int | None, int]:
+    """Set ``k`` to match ``run_dir``'s compute; return its dataset, data root, limit, seed."""
+    from factdebate.bench.matching import (
+        MATCH_ON,
+        check_method,
+        check_same_sample,
+        plan_k,
+        read_target,
+        write_match,
+    )
+    from factdebate.runs.folder import make_out_dir
+
+    try:
+        if on not in MATCH_ON:
+            raise SettingsError(f"--match-on must be calls or tokens, got {on!r}")
+        check_method(method)
+        if "k" in context:
+            raise SettingsError("--match-compute picks k itself: drop --set k=...")
+        target = read_target(run_dir)
+        check_same_sample(target)
+        plan = plan_k(method, target, on, out_dir, context, concurrency)
+        make_out_dir(out_dir)
+        write_match(out_dir, plan)
+    except FactDebateError as exc:
+        fail(str(exc))
+    context["k"] = plan["k"]
+    err.print(
+        f"matching {run_dir} ({target.method}, {target.items} items): "
+        f"{plan['target_per_item']:g} {on} per item / {plan['per_sample']:g} per sample "
+        f"-> k = {plan['k']}",
+        markup=False,
+        soft_wrap=True,
+    )
+    root = Path(target.data_dir) if target.data_dir else None
+    return target.dataset, root, target.limit, target.seed
 
 
 def bench_retrieval(
