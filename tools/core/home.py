@@ -6,9 +6,13 @@ import os
 from pathlib import Path
 
 
+def home_dir() -> Path:
+    """The data home's path (``FACTDEBATE_HOME``, else ``~/.cache/factdebate``), not created."""
+    return Path(os.environ.get("FACTDEBATE_HOME") or Path.home() / ".cache" / "factdebate")
+
+
 def data_home() -> Path:
     """Directory holding indexes (``FACTDEBATE_HOME``, else ``~/.cache/factdebate``)."""
-    home = os.environ.get("FACTDEBATE_HOME") or Path.home() / ".cache" / "factdebate"
-    path = Path(home)
+    path = home_dir()
     path.mkdir(parents=True, exist_ok=True)
     return path
