@@ -113,6 +113,8 @@ def check_method(method: str, kind: Literal["any", "verify"] = "any") -> None:
 
 MAX_CONCURRENCY = 64
 """Items in flight at once in one bench run (``factdebate.api.MAX_CONCURRENCY``; a test checks)."""
+MAX_REPEATS = 50
+"""Most repeats of one sample in one bench run (``bench --repeats``)."""
 
 
 def check_count(option: str, value: int, lo: int, hi: int | None = None) -> None:

@@ -15,7 +15,7 @@ from factdebate.nodes.evidence_block import quote_answer
 from factdebate.nodes.state import Turn, decided
 from factdebate.tools.core.errors import FactDebateError
 from factdebate.tools.core.records import ErrorRecord, RoleCost
-from factdebate.tools.models.providers import loaded_model, resolve_model
+from factdebate.tools.models.providers import loaded_model, resolve_model, with_seed
 
 C = TypeVar("C", bound=Context)
 
@@ -53,10 +53,13 @@ async def model_for(ctx: Context, role: str, spec: str = "") -> BaseChatModel:
         "timeout": ctx.call_timeout_s,
         "top_p": ctx.top_p,
     }
-    ready = loaded_model(spec, **limits)
-    if ready is not None:
-        return ready
-    return await asyncio.to_thread(resolve_model, spec, **limits)
+    model = loaded_model(spec, **limits)
+    if model is None:
+        model = await asyncio.to_thread(resolve_model, spec, **limits)
+    if ctx.sampling_seed < 0:
+        return model
+    seeded: BaseChatModel = with_seed(model, ctx.sampling_seed)  # a copy, made once per seed
+    return seeded
 
 
 def turn_of(transcript: list[Turn], agent: str, round_no: int) -> Turn | None:

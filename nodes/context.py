@@ -170,6 +170,13 @@ class Context:
         0,
         1,
     )
+    sampling_seed: int = setting(
+        -1,
+        "Sampling seed sent with every model call where the model takes one (OpenAI and "
+        "compatible servers, Ollama; -1 = none sent). `bench --repeats` gives repeat r seed r.",
+        -1,
+        999999,
+    )
     collection: str = field(
         default="default",
         metadata={"description": "Name of the local index (Milvus + lexical) to retrieve from."},

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from factdebate.bench.report import PLOT_DPI, PLOT_SIZE
+from factdebate.bench.report import PLOT_DPI, PLOT_SIZE, interval_rows, pair_tests
 from factdebate.datasets import ANSWER_TASK
 from factdebate.pages.debate import environment, write_debate_page, write_page
 from factdebate.runs.folder import RunFolderError, RunNotFoundError
@@ -291,7 +291,13 @@ def render_bench_page(
         environment()
         .get_template("bench.html.j2")
         .render(
-            runs=[{"name": Path(out_dir).name, "metrics": metrics}],
+            runs=[
+                {
+                    "name": Path(out_dir).name,
+                    "metrics": metrics,
+                    "intervals": interval_rows(metrics),
+                }
+            ],
             plots=run_plots(Path(out_dir), metrics, rows),
             rows=item_rows(Path(out_dir), rows),
             compare=False,
@@ -330,6 +336,7 @@ def render_compare_page(dirs: Sequence[Path]) -> str:
             {
                 "name": Path(directory).name,
                 "metrics": metrics,
+                "intervals": interval_rows(metrics),
                 "confusion": _png_uri(Path(directory) / CONFUSION),
             }
         )
@@ -382,10 +389,11 @@ def render_compare_page(dirs: Sequence[Path]) -> str:
         for r in runs
         if r["confusion"]
     ]
+    tests, notes = pair_tests(dirs, str(runs[0]["metrics"].get("task"))) if runs else ([], [])
     return (
         environment()
         .get_template("bench.html.j2")
-        .render(runs=runs, plots=plots, rows=[], compare=True)
+        .render(runs=runs, plots=plots, rows=[], compare=True, paired=tests, paired_notes=notes)
     )
 
 

@@ -11,6 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from factdebate.bench.metrics import UNPARSED, failed_item, label_metrics, unreadable_flags
+from factdebate.bench.stats import (
+    CONFIDENCE,
+    RESAMPLES,
+    metric_intervals,
+    paired_tests,
+    per_repeat_scores,
+    shown,
+)
 from factdebate.datasets import ANSWER_TASK, LABEL_TASK
 from factdebate.runs.folder import RunFolderError, RunNotFoundError
 from factdebate.tools.core.files import write_atomic
@@ -250,13 +258,79 @@ def _answer_lines(metrics: dict[str, Any]) -> list[str]:
     ]
 
 
+INTERVAL_NAMES = {
+    "accuracy": "accuracy",
+    "macro_f1": "macro-F1",
+    "exact_match": "strict EM",
+    "f1": "answer F1",
+    "llm_calls_per_item": "LLM calls per item",
+    "tokens_per_item": "tokens per item",
+}
+"""How report.md and report.html name each interval of ``metrics["intervals"]``."""
+PERCENT_INTERVALS = frozenset({"accuracy", "macro_f1", "exact_match", "f1"})
+
+
+def interval_rows(metrics: dict[str, Any]) -> list[dict[str, str]]:
+    """The intervals of a run as table rows: name, value and interval, as the report shows them."""
+    out = []
+    for key, interval in (metrics.get("intervals") or {}).items():
+        percent = key in PERCENT_INTERVALS
+        value = float(interval.get("estimate") or 0.0)
+        out.append(
+            {
+                "name": INTERVAL_NAMES.get(key, key),
+                "value": _pct(value) if percent else f"{value:.1f}",
+                "interval": shown(interval, percent),
+                "method": str(interval.get("method", "")),
+            }
+        )
+    return out
+
+
+def _interval_lines(metrics: dict[str, Any]) -> list[str]:
+    """The 95 % bootstrap interval of every score, cost per item included."""
+    rows = interval_rows(metrics)
+    if not rows:
+        return []
+    items = metrics.get("items", metrics["n"])
+    repeats = int(metrics.get("repeats") or 1)
+    over = f"{items} items" + (f" with {repeats} repeats each" if repeats > 1 else "")
+    return [
+        f"## {100 * CONFIDENCE:.0f}% bootstrap intervals",
+        "",
+        f"Percentile bootstrap over {over} (an item drawn brings all its repeats), "
+        f"{RESAMPLES} resamples, fixed seed; n/a: fewer than 2 items.",
+        "",
+        "| metric | value | 95% interval |",
+        "|---|---:|---:|",
+        *(f"| {r['name']} | {r['value']} | {r['interval']} |" for r in rows),
+        "",
+    ]
+
+
+def _repeat_lines(metrics: dict[str, Any]) -> list[str]:
+    """With repeats: how many, and each repeat's headline score."""
+    per_repeat = metrics.get("per_repeat") or []
+    if not per_repeat:
+        return []
+    name = "strict EM" if metrics.get("task") == ANSWER_TASK else "accuracy"
+    scores = ", ".join(f"{p['repeat']}: {_pct(p['score'])}" for p in per_repeat)
+    return [
+        f"Repeats: {metrics['repeats']} runs of the same {metrics['items']} items "
+        f"(counts below are over all {metrics['n']} rows); {name} per repeat: {scores}.",
+        "",
+    ]
+
+
 def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
     """Markdown report of one run (label or answer metrics by ``metrics["task"]``)."""
     cost, lat = metrics["cost"], metrics["latency"]
     scores = _answer_lines(metrics) if metrics.get("task") == ANSWER_TASK else _label_lines(metrics)
     lines = [
         *_header(metrics, run),
+        *_repeat_lines(metrics),
         *scores,
+        *_interval_lines(metrics),
         "## Cost",
         "",
         f"LLM calls {cost['llm_calls']} ({cost['per_item']['llm_calls']:.1f} per item), "
@@ -303,6 +377,9 @@ def write_summary(
 ) -> dict[str, Any]:
     """Write metrics.json, report.md and (labels only) confusion.png; return the metrics."""
     metrics = compute_answer_metrics(rows) if task == ANSWER_TASK else compute_metrics(rows, labels)
+    metrics["intervals"] = metric_intervals(rows, task, labels)
+    if any("repeat" in r for r in rows):  # bench --repeats: n counts rows of every repeat
+        metrics.update(per_repeat_scores(rows, task))
     metrics["run"] = run
     write_atomic(out_dir / "metrics.json", json.dumps(metrics, indent=2, default=str) + "\n")
     if task != ANSWER_TASK:
@@ -361,4 +438,59 @@ def compare_runs(dirs: Sequence[Path]) -> str:
             "Note: these runs used different datasets, limits or seeds; the items "
             "differ, so the numbers are not directly comparable.",
         ]
+    lines += _paired_lines(*pair_tests([d for d, _ in loaded], task), task)
     return "\n".join(lines) + "\n"
+
+
+def pair_tests(dirs: Sequence[Path], task: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """Paired tests of every pair of runs on their shared items, and notes on runs left out.
+
+    A run folder without result rows (only ``metrics.json``) is left out, with a note.
+    """
+    from factdebate.bench.rows import load_run
+
+    runs, notes = [], []
+    for directory in dirs:
+        try:
+            runs.append((Path(directory).name, load_run(directory)))
+        except (RunNotFoundError, OSError, ValueError) as exc:
+            notes.append(f"{Path(directory).name}: no paired test ({exc})")
+    return paired_tests(runs, task), notes
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _paired_lines(tests: Sequence[dict[str, Any]], notes: Sequence[str], task: str) -> list[str]:
+    """The paired-test table of compare_runs: one row per pair of runs."""
+    if not tests and not notes:
+        return []
+    score = "strict EM" if task == ANSWER_TASK else "accuracy"
+    lines = [
+        "",
+        f"## Paired tests ({score}, shared items)",
+        "",
+        f"A - B on the items both runs scored (an item's score: its mean over repeats). "
+        f"Interval: {100 * CONFIDENCE:.0f}% paired bootstrap ({RESAMPLES} resamples); "
+        "p (bootstrap): twice the share of resamples where the difference's sign flips; "
+        "p (McNemar): exact test on the items only one run got right.",
+        "",
+        "| A | B | shared items | A % | B % | A - B | 95% interval | p (bootstrap) | p (McNemar) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {t['run_a']} | {t['run_b']} | {t['n']} | {_pct(t['a'])} | {_pct(t['b'])} | "
+        f"{100 * t['difference']:+.1f} | {shown(t)} | {_p(t['p_bootstrap'])} | "
+        f"{_p(t['p_mcnemar'])} |"
+        for t in tests
+    ]
+    partial = [
+        f"{t['run_a']} vs {t['run_b']}: tested on the {t['n']} items both scored "
+        f"({t['run_a']} has {t['items_a']}, {t['run_b']} {t['items_b']})"
+        for t in tests
+        if t["n"] < max(t["items_a"], t["items_b"])
+    ]
+    return [*lines, *(f"\nNote: {note}" for note in [*partial, *notes])]

@@ -20,24 +20,51 @@ from factdebate.runs.folder import RunNotFoundError, read_run
 def load_run(run_dir: Path | str) -> list[dict[str, Any]]:
     """The run's rows in file order, each with ``run``, ``method``, ``dataset`` and ``correct``.
 
+    A run of ``bench --repeats N`` gives every repeat's rows (repeat 1 first), each with its
+    ``repeat`` number.
+
     Raises:
         RunNotFoundError: the folder has no results.jsonl.
     """
     folder = Path(run_dir)
-    if not (folder / RESULTS).is_file():
+    repeats = repeat_folders(folder)
+    if not (folder / RESULTS).is_file() and not repeats:
         raise RunNotFoundError(f"no {RESULTS} in {folder}: run the benchmark first")
     run = read_run(folder)
     task = str(run.get("task") or _task_of(run))
+    if (folder / RESULTS).is_file():
+        parts: list[tuple[int | None, Path]] = [(None, folder)]
+    else:  # `bench --repeats N`: each repeat is a run folder of its own
+        wanted = int(run.get("repeats") or len(repeats))
+        parts = [(r, path) for r, path in repeats if r <= wanted]
     return [
         {
             "run": folder.name,
             "method": run.get("method"),
             "dataset": run.get("dataset"),
             **row,
+            **({"repeat": repeat} if repeat is not None else {}),
             "correct": correct(row, task),
         }
-        for row in read_results(folder / RESULTS)
+        for repeat, path in parts
+        for row in read_results(path / RESULTS)
     ]
+
+
+REPEAT_PREFIX = "repeat-"
+"""``bench --repeats N`` runs repeat r into the run folder ``OUT/repeat-r`` (r = 1..N)."""
+
+
+def repeat_folders(folder: Path) -> list[tuple[int, Path]]:
+    """The numbered repeat folders holding results under ``folder``, by repeat number."""
+    found = []
+    if folder.is_dir():
+        for child in folder.iterdir():
+            number = child.name.removeprefix(REPEAT_PREFIX)
+            numbered = child.name.startswith(REPEAT_PREFIX) and number.isdigit()
+            if numbered and (child / RESULTS).is_file():
+                found.append((int(number), child))
+    return sorted(found)
 
 
 def _task_of(run: dict[str, Any]) -> str:

@@ -19,6 +19,7 @@ from factdebate.cli.console import err, fail, out, print_markdown, save_page
 from factdebate.cli.progress import DEFAULT_EVERY_S, track_progress
 from factdebate.settings import (
     MAX_CONCURRENCY,
+    MAX_REPEATS,
     check_count,
     check_dataset,
 )
@@ -87,6 +88,14 @@ def bench(
         ),
     ] = "calls",
     progress_every: ProgressEvery = DEFAULT_EVERY_S,
+    repeats: Annotated[
+        int,
+        typer.Option(
+            help=f"Run the same sample N times (1..{MAX_REPEATS}) into RUN_DIR/repeat-1..N, "
+            "repeat r with sampling seed r; RUN_DIR's reports score them together, with "
+            "95% intervals over items and repeats.",
+        ),
+    ] = 1,
     review: Annotated[
         bool,
         typer.Option(
@@ -123,8 +132,11 @@ def bench(
         check_count("--concurrency", concurrency, 1, MAX_CONCURRENCY)
         if limit is not None:
             check_count("--limit", limit, 1)
+        check_count("--repeats", repeats, 1, MAX_REPEATS)
     except FactDebateError as exc:
         fail(str(exc))
+    if repeats > 1 and (review or langsmith_experiment is not None):
+        fail("--repeats makes several runs: drop --review / --langsmith-experiment")
     context = checked_settings(method, "any", set_, {"model": model})  # before the heavy imports
     if review:
         context["review"] = True
@@ -132,7 +144,7 @@ def bench(
         dataset, data_dir, limit, seed = _match_compute(
             match_compute, match_on, method, out_dir, context, concurrency
         )
-    from factdebate.bench import run_bench
+    from factdebate.bench.repeats import run_repeats
     from factdebate.datasets import ANSWER_TASK, dataset_task
 
     try:
@@ -146,10 +158,11 @@ def bench(
             def progress(done: int, total: int, accuracy: float, calls: int, tokens: int) -> None:
                 track(done, total, f"{score} {accuracy:.1%} · {calls} calls · {tokens} tok")
 
-            run_bench(
+            run_repeats(
                 method,
                 dataset,
                 out_dir,
+                repeats=repeats,
                 data_dir=data_dir,
                 limit=limit,
                 seed=seed,

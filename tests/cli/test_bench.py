@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -56,3 +58,34 @@ def test_cli_bench_names_the_mismatch(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "cot takes claims but ramdocs holds questions" in result.output
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--repeats", "0"], "--repeats must be within 1..50, got 0"),
+        (["--repeats", "51"], "--repeats must be within 1..50, got 51"),
+        (["--repeats", "2", "--review"], "--repeats makes several runs"),
+    ],
+)
+def test_cli_bench_refuses_bad_repeats(tmp_path: Path, extra: list[str], message: str) -> None:
+    args = ["bench", "--method", "cot", "--dataset", "fever-mini", "--out", str(tmp_path / "x")]
+    result = runner.invoke(app, [*args, *extra])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert message in result.output and not (tmp_path / "x").exists()
+
+
+def test_cli_bench_repeats_writes_combined_report(
+    tmp_path: Path, scripted: Callable[..., tuple[str, Any]]
+) -> None:
+    from tests.bench.test_runner import make_data
+
+    data = make_data(tmp_path / "data", "SR")
+    name, model = scripted([], default="Reasoning.\n**SUPPORTS**")
+    run = tmp_path / "run"
+    args = ["bench", "--method", "cot", "--dataset", "fever-mini", "--data-dir", str(data)]
+    result = runner.invoke(app, [*args, "--model", name, "--repeats", "3", "--out", str(run)])
+    assert result.exit_code == 0, result.output
+    assert len(model.prompts) == 6 and (run / "repeat-3" / "results.jsonl").is_file()
+    assert "Repeats: 3 runs of the same 2 items" in result.output
+    assert "note: temperature 0" in result.output  # the same answers every repeat, said once

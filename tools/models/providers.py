@@ -181,3 +181,13 @@ def with_output_cap(model: Any, max_tokens: int) -> Any:
 def with_temperature(model: Any, temperature: float) -> Any:
     """``model`` sampling at ``temperature`` (a copy; the original is kept)."""
     return _with_field(model, ("temperature",), temperature)
+
+
+def with_seed(model: Any, seed: int) -> Any:
+    """``model`` sending sampling seed ``seed`` (a copy), where its class has a ``seed`` field.
+
+    OpenAI and OpenAI-compatible models and Ollama send it with each call; a model without the
+    field comes back as it is. llama.cpp reads its seed once, when loaded, so a copy of a
+    loaded one keeps sampling from where it was.
+    """
+    return _with_field(model, ("seed",), seed)

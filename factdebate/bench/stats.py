@@ -1,0 +1,310 @@
+"""Bootstrap intervals of a run's metrics and paired significance tests between two runs.
+
+Every interval is scipy's percentile bootstrap (``scipy.stats.bootstrap``) at 95 %, with a
+fixed seed and ``RESAMPLES`` resamples, so a report is the same every time it is written.
+Items are resampled as clusters: an item drawn brings all its repeats, so the interval counts
+both the item-to-item spread and (through each item's mean over its repeats) the
+repeat-to-repeat spread, and it narrows as repeats are added when answers vary between them.
+Rows are result rows (``results.jsonl``, or ``load_run``'s with ``repeat``); items are told
+apart by ``id``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from scipy import stats as sps
+
+from factdebate.bench.scoring import correct, llm_calls, tokens
+from factdebate.datasets import ANSWER_TASK, LABEL_TASK
+from factdebate.tools.scoring.answers import answer_scores
+
+CONFIDENCE = 0.95
+RESAMPLES = 4000
+"""Bootstrap resamples per interval or test (p-values resolve to 1/4001)."""
+SEED = 41
+"""The resampling seed: the same rows always give the same interval."""
+METHOD = "percentile bootstrap over items"
+NO_INTERVAL = "none: fewer than 2 items"
+
+Row = Mapping[str, Any]
+Interval = dict[str, Any]
+
+
+def _rng() -> np.random.Generator:
+    return np.random.default_rng(SEED)
+
+
+def item_groups(rows: Sequence[Row]) -> list[list[Row]]:
+    """The rows grouped by item id (one group per item, all its repeats), in first-seen order."""
+    groups: dict[str, list[Row]] = {}
+    for row in rows:
+        groups.setdefault(str(row["id"]), []).append(row)
+    return list(groups.values())
+
+
+def repeats_of(rows: Sequence[Row]) -> int:
+    """How many repeats the rows hold (1 for a run without repeats)."""
+    return len({row.get("repeat", 1) for row in rows}) or 1
+
+
+def _interval(
+    estimate: float, low: float | None, high: float | None, n: int, repeats: int, method: str
+) -> Interval:
+    return {
+        "estimate": estimate,
+        "low": low,
+        "high": high,
+        "confidence": CONFIDENCE,
+        "method": method,
+        "n": n,
+        "repeats": repeats,
+        "resamples": RESAMPLES if low is not None and low != high else 0,
+    }
+
+
+def mean_interval(values: Sequence[float], repeats: int = 1) -> Interval:
+    """Bootstrap interval of the mean of per-item values (each an item's mean over repeats).
+
+    Fewer than 2 values give no interval (``low``/``high`` None); equal values give the value.
+    """
+    data = np.asarray(values, dtype=float)
+    n = int(data.size)
+    estimate = float(data.mean()) if n else 0.0
+    if n < 2:
+        return _interval(estimate, None, None, n, repeats, NO_INTERVAL)
+    if np.all(data == data[0]):
+        return _interval(estimate, estimate, estimate, n, repeats, "every item equal")
+    res = sps.bootstrap(
+        (data,),
+        np.mean,
+        n_resamples=RESAMPLES,
+        confidence_level=CONFIDENCE,
+        method="percentile",
+        vectorized=True,
+        rng=_rng(),
+    )
+    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    return _interval(estimate, low, high, n, repeats, METHOD)
+
+
+def item_means(rows: Sequence[Row], value: Callable[[Row], float]) -> list[float]:
+    """Per item, the mean of ``value`` over its rows (its repeats)."""
+    return [sum(value(r) for r in group) / len(group) for group in item_groups(rows)]
+
+
+def _right(task: str) -> Callable[[Row], float]:
+    return lambda row: float(correct(dict(row), task))
+
+
+def accuracy_interval(rows: Sequence[Row], task: str = LABEL_TASK) -> Interval:
+    """Interval of the run's headline score: accuracy (labels) or strict exact match (answers)."""
+    return mean_interval(item_means(rows, _right(task)), repeats_of(rows))
+
+
+def per_repeat_scores(rows: Sequence[Row], task: str) -> dict[str, Any]:
+    """``repeats``, ``items`` and ``per_repeat`` (each repeat's headline score) of repeated rows."""
+    by_repeat: dict[int, list[float]] = {}
+    for row in rows:
+        by_repeat.setdefault(int(row.get("repeat", 1)), []).append(float(correct(dict(row), task)))
+    return {
+        "repeats": len(by_repeat),
+        "items": len(item_groups(rows)),
+        "per_repeat": [
+            {"repeat": r, "n": len(v), "score": sum(v) / len(v)}
+            for r, v in sorted(by_repeat.items())
+        ],
+    }
+
+
+def _confusions(groups: Sequence[Sequence[Row]], labels: Sequence[str]) -> np.ndarray:
+    """Per item, its rows' counts as a flat confusion matrix (gold x predicted or none)."""
+    width = len(labels) + 1
+    index = {label: n for n, label in enumerate(labels)}
+    counts = np.zeros((len(groups), len(labels) * width))
+    for i, group in enumerate(groups):
+        for row in group:
+            gold = index.get(str(row["gold"]))
+            if gold is not None:
+                counts[i, gold * width + index.get(str(row.get("prediction")), len(labels))] += 1
+    return counts
+
+
+def _macro_f1(summed: np.ndarray, classes: int) -> np.ndarray:
+    """Macro-F1 of confusion counts ``(..., classes * (classes + 1))`` (0.0 where undefined)."""
+    matrix = summed.reshape(*summed.shape[:-1], classes, classes + 1)
+    tp = np.diagonal(matrix[..., :classes], axis1=-2, axis2=-1)
+    support = matrix.sum(axis=-1)
+    predicted = matrix[..., :classes].sum(axis=-2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(predicted > 0, tp / predicted, 0.0)
+        recall = np.where(support > 0, tp / support, 0.0)
+        f1 = np.where(precision + recall > 0, 2 * precision * recall / (precision + recall), 0.0)
+    result: np.ndarray = f1.mean(axis=-1)
+    return result
+
+
+def macro_f1_interval(rows: Sequence[Row], labels: Sequence[str]) -> Interval:
+    """Interval of macro-F1 (over ``labels``), resampling items with all their repeats."""
+    groups = item_groups(rows)
+    n, classes = len(groups), len(labels)
+    counts = _confusions(groups, labels)
+    estimate = float(_macro_f1(counts.sum(axis=0), classes)) if classes else 0.0
+    if n < 2 or not classes:
+        return _interval(estimate, None, None, n, repeats_of(rows), NO_INTERVAL)
+
+    def statistic(index: np.ndarray, axis: int = -1) -> np.ndarray:
+        picks = np.asarray(index, dtype=np.intp)
+        flat = picks.reshape(-1, picks.shape[-1])
+        m = flat.shape[0]  # per resample, how often each item was drawn
+        drawn = np.bincount((flat + n * np.arange(m)[:, None]).ravel(), minlength=m * n)
+        summed = drawn.reshape(m, n).astype(float) @ counts
+        return _macro_f1(summed, classes).reshape(picks.shape[:-1])
+
+    values = statistic(np.arange(n))
+    if np.all(counts == counts[0]):
+        return _interval(estimate, estimate, estimate, n, repeats_of(rows), "every item equal")
+    res = sps.bootstrap(
+        (np.arange(n),),
+        statistic,
+        n_resamples=RESAMPLES,
+        confidence_level=CONFIDENCE,
+        method="percentile",
+        vectorized=True,
+        rng=_rng(),
+    )
+    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    return _interval(float(values), low, high, n, repeats_of(rows), METHOD)
+
+
+def metric_intervals(
+    rows: Sequence[Row], task: str, labels: Sequence[str] = ()
+) -> dict[str, Interval]:
+    """The 95 % intervals a report shows, by metrics.json name.
+
+    Labels: ``accuracy``, ``macro_f1``; answers: ``exact_match``, ``f1`` (answer F1); both:
+    ``llm_calls_per_item``, ``tokens_per_item``.
+    """
+    repeats = repeats_of(rows)
+    out: dict[str, Interval] = {}
+    if task == ANSWER_TASK:
+
+        def scores(row: Row) -> dict[str, float]:
+            return answer_scores(row.get("prediction") or [], row["gold"], row.get("wrong") or [])
+
+        out["exact_match"] = accuracy_interval(rows, task)
+        out["f1"] = mean_interval(item_means(rows, lambda r: scores(r)["f1"]), repeats)
+    else:
+        out["accuracy"] = accuracy_interval(rows, task)
+        out["macro_f1"] = macro_f1_interval(rows, labels)
+    out["llm_calls_per_item"] = mean_interval(
+        item_means(rows, lambda r: float(llm_calls(dict(r)))), repeats
+    )
+    out["tokens_per_item"] = mean_interval(
+        item_means(rows, lambda r: float(tokens(dict(r)))), repeats
+    )
+    return out
+
+
+def mcnemar_exact(a_right: Sequence[bool], b_right: Sequence[bool]) -> float:
+    """McNemar's exact test (two-sided) of two paired binary outcomes.
+
+    The exact test is a two-sided binomial test (``scipy.stats.binomtest``, p = 0.5) on the
+    discordant pairs: items only A got right against items only B got right. No discordant
+    pair gives p = 1.
+    """
+    only_a = sum(a and not b for a, b in zip(a_right, b_right, strict=True))
+    only_b = sum(b and not a for a, b in zip(a_right, b_right, strict=True))
+    if only_a + only_b == 0:
+        return 1.0
+    return float(sps.binomtest(only_a, only_a + only_b, 0.5).pvalue)
+
+
+def paired_bootstrap(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
+    """Paired bootstrap of mean(a) - mean(b) over shared items: its 95 % interval and p-value.
+
+    Items are resampled in pairs (``scipy.stats.bootstrap(paired=True)``). The p-value is
+    two-sided: twice the smaller share of resampled differences at or below 0 and at or above
+    0 (the share where the difference's sign flips or vanishes), counted as
+    ``(count + 1) / (resamples + 1)``, at most 1 (Koehn's paired bootstrap, as DebateCV
+    reports it). Fewer than 2 items give no test (None).
+    """
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    n = int(x.size)
+    diff = float((x - y).mean()) if n else 0.0
+    if n < 2:
+        return {"difference": diff, "low": None, "high": None, "p_bootstrap": None}
+    delta = x - y
+    if np.all(delta == delta[0]):  # every resample gives the same difference
+        dist = np.full(RESAMPLES, float(delta[0]))
+        low = high = float(delta[0])
+    else:
+        res = sps.bootstrap(
+            (x, y),
+            lambda u, v, axis=-1: np.mean(u - v, axis=axis),
+            paired=True,
+            n_resamples=RESAMPLES,
+            confidence_level=CONFIDENCE,
+            method="percentile",
+            vectorized=True,
+            rng=_rng(),
+        )
+        dist = np.asarray(res.bootstrap_distribution)
+        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    flips = min(int((dist <= 0).sum()), int((dist >= 0).sum()))
+    p = min(1.0, 2 * (flips + 1) / (dist.size + 1))
+    return {"difference": diff, "low": low, "high": high, "p_bootstrap": p}
+
+
+def paired_test(rows_a: Sequence[Row], rows_b: Sequence[Row], task: str) -> dict[str, Any]:
+    """Paired tests of two runs' headline score (accuracy or strict EM) on their shared items.
+
+    Per item, a run's score is its mean correctness over its repeats; McNemar's test counts an
+    item right when it was right in more than half its repeats (exactly: right, without
+    repeats). Returns ``n`` (shared items), ``a``, ``b`` (each run's score on them),
+    ``difference`` (a - b), ``low``/``high`` (its 95 % interval), ``p_bootstrap``,
+    ``p_mcnemar``, ``only_a``/``only_b`` (the discordant items) and ``items_a``/``items_b``.
+    """
+    right = _right(task)
+    by_a = {str(g[0]["id"]): sum(right(r) for r in g) / len(g) for g in item_groups(rows_a)}
+    by_b = {str(g[0]["id"]): sum(right(r) for r in g) / len(g) for g in item_groups(rows_b)}
+    shared = [i for i in by_a if i in by_b]
+    a = [by_a[i] for i in shared]
+    b = [by_b[i] for i in shared]
+    a_right, b_right = [v > 0.5 for v in a], [v > 0.5 for v in b]
+    return {
+        "n": len(shared),
+        "items_a": len(by_a),
+        "items_b": len(by_b),
+        "a": sum(a) / len(a) if a else 0.0,
+        "b": sum(b) / len(b) if b else 0.0,
+        **paired_bootstrap(a, b),
+        "p_mcnemar": mcnemar_exact(a_right, b_right) if len(shared) >= 2 else None,
+        "only_a": sum(x and not y for x, y in zip(a_right, b_right, strict=True)),
+        "only_b": sum(y and not x for x, y in zip(a_right, b_right, strict=True)),
+        "confidence": CONFIDENCE,
+        "resamples": RESAMPLES,
+    }
+
+
+def paired_tests(runs: Sequence[tuple[str, Sequence[Row]]], task: str) -> list[dict[str, Any]]:
+    """``paired_test`` for every pair of named runs (in the order given), named ``a`` / ``b``."""
+    return [
+        {"run_a": name_a, "run_b": name_b, **paired_test(rows_a, rows_b, task)}
+        for i, (name_a, rows_a) in enumerate(runs)
+        for name_b, rows_b in runs[i + 1 :]
+    ]
+
+
+def shown(interval: Mapping[str, Any] | None, percent: bool = True) -> str:
+    """An interval as ``[low, high]`` (percent, one decimal), or ``n/a`` without one."""
+    if not interval or interval.get("low") is None or interval.get("high") is None:
+        return "n/a"
+    scale, digits = (100.0, 1) if percent else (1.0, 1)
+    low, high = float(interval["low"]), float(interval["high"])
+    if math.isnan(low) or math.isnan(high):
+        return "n/a"
+    return f"[{scale * low:.{digits}f}, {scale * high:.{digits}f}]"
