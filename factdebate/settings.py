@@ -51,6 +51,8 @@ _GROUP_OF: dict[str, str] = {
     "max_turns": "rounds and stopping",
     "faithfulness_threshold": "scoring",
     "relevance_threshold": "scoring",
+    "gate_profile": "scoring",
+    "relevance_encoder": "scoring",
     "gamma": "scoring",
     "labels": "output",
     "current_date": "inputs and runtime",

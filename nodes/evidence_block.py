@@ -68,17 +68,35 @@ def render_evidence(
         return "(no documents were retrieved)"
     blocks = []
     for i, doc in enumerate(docs, 1):
-        title = sanitize(doc.get("title", ""), 200).replace('"', "'").replace("\n", " ")
-        ident = sanitize(str(doc.get("id", "")), 200).replace('"', "'").replace("\n", " ")
-        body = sanitize(doc.get("text", ""), max_chars)
+        ident, title, body = _fields(doc, max_chars)
         if shown is not None:
             key = (ident, body)
             if key in shown:
                 body = f"(the same document as {shown[key]}; not repeated)"
             else:
                 shown[key] = f"{where} document [{i}]".strip()
-        blocks.append(f'<evidence n="{i}" id="{ident}" title="{title}">\n{body}\n</evidence>')
+        blocks.append(_fenced(i, ident, title, body))
     return "\n".join(blocks)
+
+
+def _fields(doc: Evidence, max_chars: int) -> tuple[str, str, str]:
+    """A document's id, title and text, cleaned for a fence (quotes and newlines out of tags)."""
+    title = sanitize(doc.get("title", ""), 200).replace('"', "'").replace("\n", " ")
+    ident = sanitize(str(doc.get("id", "")), 200).replace('"', "'").replace("\n", " ")
+    return ident, title, sanitize(doc.get("text", ""), max_chars)
+
+
+def _fenced(n: int, ident: str, title: str, body: str) -> str:
+    return f'<evidence n="{n}" id="{ident}" title="{title}">\n{body}\n</evidence>'
+
+
+def evidence_blocks(docs: Sequence[Evidence], max_chars: int = 2000) -> list[str]:
+    """One fenced block per document, numbered and labelled exactly as ``render_evidence`` shows.
+
+    For a scorer checking an answer against the documents it cites: "[2]" and "Document 2"
+    name the block with ``n="2"``.
+    """
+    return [_fenced(i, *_fields(doc, max_chars)) for i, doc in enumerate(docs, 1)]
 
 
 def quote_answer(answer: object, max_chars: int) -> str:

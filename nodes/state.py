@@ -25,6 +25,7 @@ class Turn(TypedDict, total=False):
     label: str | None
     faithfulness: float | None
     answer_relevance: float | None
+    relevance_encoder: str  # Tool-MAD: the encoder that computed answer_relevance
     reasoning: str  # result contract only: ``answer`` without its label line (for display)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
+from factdebate.nodes.tool_mad.gate import gate_thresholds
 from factdebate.prompts.labels import LABEL_SPELLINGS, spelling_key
 from factdebate.tools.core.files import OutputTargetError, check_target, write_atomic
 from factdebate.tools.core.secrets import redact
@@ -198,6 +199,24 @@ def _missing_reason(turn: Mapping[str, Any], metric: str, settings: Mapping[str,
     return "no reason was recorded"
 
 
+def gate_in_force(settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` with Tool-MAD's thresholds as the run used them (negative: the profile's)."""
+    profile = settings.get("gate_profile")
+    if profile is None:
+        return settings
+    bounds = gate_thresholds(
+        str(profile),
+        str(settings.get("relevance_encoder") or ""),
+        float(settings.get("faithfulness_threshold", -1.0)),
+        float(settings.get("relevance_threshold", -1.0)),
+    )
+    return {
+        **settings,
+        "faithfulness_threshold": bounds.faithfulness,
+        "relevance_threshold": bounds.relevance,
+    }
+
+
 def _turn_scores(
     turn: Mapping[str, Any],
     settings: Mapping[str, Any],
@@ -288,7 +307,7 @@ def page_context(
     elapsed_s: float | None = None,
 ) -> dict[str, Any]:
     """What the debate template needs, taken from a result contract and the run's settings."""
-    settings = dict(settings or {})
+    settings = gate_in_force(dict(settings or {}))
     errors = list(result.get("errors") or [])
     reasons = _score_reasons(errors)
 

@@ -21,13 +21,14 @@ def is_stable(turn: Turn, ctx: ToolMADContext) -> bool:
 
     A score that could not be computed (None) never passes.
     """
+    bounds = ctx.thresholds()
     relevance = turn.get("answer_relevance")
-    if relevance is None or relevance < ctx.relevance_threshold:
+    if relevance is None or relevance < bounds.relevance:
         return False
     if turn.get("tool") == "none":
         return True
     faithfulness = turn.get("faithfulness")
-    return faithfulness is not None and faithfulness >= ctx.faithfulness_threshold
+    return faithfulness is not None and faithfulness >= bounds.faithfulness
 
 
 def decide(turns: list[Turn], round_no: int, ctx: ToolMADContext) -> Decision:
@@ -70,9 +71,10 @@ def consensus_record(
     """Provenance of a consensus verdict: the shared label and the scores that passed."""
     detail = f"Both debaters concluded {turns[0].get('label')} in round {round_no}"
     if ctx.stability_score:
+        bounds = ctx.thresholds()
         detail += (
-            f", every answer over the thresholds (faithfulness {ctx.faithfulness_threshold:.2f}"
-            f", answer relevance {ctx.relevance_threshold:.2f})"
+            f", every answer over the thresholds (faithfulness {bounds.faithfulness:.2f}"
+            f", answer relevance {bounds.relevance:.2f}; gate profile {bounds.source})"
         )
     scores = {
         str(t.get("agent")): {

@@ -6,6 +6,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from factdebate.nodes.context import Context, ToolName, setting
+from factdebate.nodes.tool_mad.gate import (
+    SHIPPED_ENCODER,
+    GateProfileName,
+    Thresholds,
+    gate_thresholds,
+)
 
 NeiRelevance = Literal["ragas", "cosine"]
 
@@ -33,8 +39,30 @@ class ToolMADContext(Context):
             "off = consensus alone."
         },
     )
-    faithfulness_threshold: float = setting(0.7, "Minimum faithfulness for an early stop.", 0, 1)
-    relevance_threshold: float = setting(0.8, "Minimum answer relevance for an early stop.", 0, 1)
+    gate_profile: GateProfileName = field(
+        default="auto",
+        metadata={
+            "description": "Stability thresholds by name: 'paper' = faithfulness 0.7, answer "
+            "relevance 0.8 (the paper's, chosen for its own encoder); 'minilm' = 0.7 / 0.66 "
+            "(calibrated for the shipped MiniLM on 12 recorded debates); 'auto' = the profile "
+            "calibrated for relevance_encoder, 'paper' when there is none."
+        },
+    )
+    faithfulness_threshold: float = setting(
+        -1.0, "Minimum faithfulness for an early stop; negative = gate_profile's.", -1, 1
+    )
+    relevance_threshold: float = setting(
+        -1.0, "Minimum answer relevance for an early stop; negative = gate_profile's.", -1, 1
+    )
+    relevance_encoder: str = field(
+        default=SHIPPED_ENCODER,
+        metadata={
+            "description": "Encoder of answer relevance (apart from the 'rag' tool's): the "
+            "shipped MiniLM, any sentence-transformers id or folder, or provider embeddings "
+            "such as 'openai:text-embedding-3-small' (LangChain init_embeddings). Recorded "
+            "beside every relevance score."
+        },
+    )
     relevance_strictness: int = setting(
         3, "Questions generated back from an answer for answer relevance.", 1, 10
     )
@@ -57,3 +85,12 @@ class ToolMADContext(Context):
             "unmeasured with a capable model."
         },
     )
+
+    def thresholds(self) -> Thresholds:
+        """The stability thresholds in force: the profile's, or the explicit settings."""
+        return gate_thresholds(
+            self.gate_profile,
+            self.relevance_encoder,
+            self.faithfulness_threshold,
+            self.relevance_threshold,
+        )

@@ -88,10 +88,10 @@ def render_history(transcript: list[Turn], max_doc_chars: int) -> str:
 
 def score_problems(turn: Turn, ctx: ToolMADContext) -> list[str]:
     """Why one turn's scores did not pass the stability thresholds, in words."""
-    agent, problems = turn.get("agent", "?"), []
-    checks = [("answer relevance", turn.get("answer_relevance"), ctx.relevance_threshold)]
+    agent, problems, bounds = turn.get("agent", "?"), [], ctx.thresholds()
+    checks = [("answer relevance", turn.get("answer_relevance"), bounds.relevance)]
     if turn.get("tool") != "none":
-        checks.insert(0, ("faithfulness", turn.get("faithfulness"), ctx.faithfulness_threshold))
+        checks.insert(0, ("faithfulness", turn.get("faithfulness"), bounds.faithfulness))
     for name, value, threshold in checks:
         if value is None:
             problems.append(f"{agent}'s {name} could not be computed")

@@ -8,13 +8,13 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from factdebate.nodes.common import Node, model_for, settings
-from factdebate.nodes.evidence_block import sanitize
+from factdebate.nodes.evidence_block import evidence_blocks, sanitize
 from factdebate.nodes.state import Turn
 from factdebate.nodes.tool_mad.context import ToolMADContext
 from factdebate.nodes.tool_mad.state import ToolMADState
 from factdebate.prompts import tool_mad as prompts
-from factdebate.tools.retrieval.embeddings import default_embeddings
 from factdebate.tools.scoring.ragas_metrics import ragas_scores
+from factdebate.tools.scoring.relevance_encoder import relevance_embeddings, relevance_label
 
 
 def nei_by_cosine(turn: Turn, ctx: ToolMADContext) -> bool:
@@ -33,14 +33,12 @@ def make_score_node(agent: str) -> Node:
         update: dict[str, Any] = {}
         if ctx.stability_score and turn.get("answer"):
             model = await model_for(ctx, "scorer")
-            embeddings = await asyncio.to_thread(default_embeddings)
+            embeddings = await asyncio.to_thread(relevance_embeddings, ctx.relevance_encoder)
+            # The blocks the debater read, with the numbers and ids it cites ("[2]").
             contexts = (
                 None
                 if turn["tool"] == "none"
-                else [
-                    sanitize(f"{d['title']}\n{d['text']}", ctx.max_doc_chars)
-                    for d in turn.get("evidence", [])
-                ]
+                else evidence_blocks(turn.get("evidence", []), ctx.max_doc_chars)
             )
             result = await ragas_scores(
                 claim=state["claim"],
@@ -56,6 +54,7 @@ def make_score_node(agent: str) -> Node:
             )
             turn["faithfulness"] = result.faithfulness
             turn["answer_relevance"] = result.answer_relevance
+            turn["relevance_encoder"] = relevance_label(ctx.relevance_encoder)
             update = {"cost": result.cost, "errors": result.errors}
         return {**update, "transcript": [turn], "drafts": {agent: None}}
 

@@ -298,8 +298,12 @@ def test_settings_schema_has_descriptions():
         "top_k",
     ):
         assert props[key].get("description"), key
-    assert props["faithfulness_threshold"]["default"] == 0.7
-    assert props["relevance_threshold"]["default"] == 0.8
+    # The thresholds default to the gate profile's (negative = not set); "auto" picks the
+    # profile calibrated for the relevance encoder.
+    assert props["faithfulness_threshold"]["default"] == -1
+    assert props["relevance_threshold"]["default"] == -1
+    assert props["gate_profile"]["default"] == "auto"
+    assert set(props["gate_profile"]["enum"]) == {"auto", "paper", "minilm"}
     assert props["max_rounds"]["default"] == 3 and props["top_k"]["default"] == 3
 
 
