@@ -20,6 +20,7 @@ import typer  # noqa: E402
 from factdebate.cli import (  # noqa: E402
     answers,
     bench,
+    calibrate,
     index,
     methods,
     review,
@@ -35,7 +36,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Verify facts by multi-agent LLM debate over evidence.",
 )
-for _module in (verify, index, bench, answers, training, methods, review):
+for _module in (verify, index, bench, calibrate, answers, training, methods, review):
     _module.register(app)
 
 

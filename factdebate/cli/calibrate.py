@@ -1,0 +1,65 @@
+"""`factdebate calibrate-gate`: Tool-MAD's stability thresholds from finished bench runs."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from factdebate.cli.console import fail, out, print_markdown
+from factdebate.tools.core.errors import FactDebateError
+
+EPILOG = (
+    "Example: factdebate calibrate-gate runs/tm-fever --out runs/tm-fever/calibration "
+    "(the rule and its defaults: docs/methods/tool-mad.md)"
+)
+
+
+def calibrate_gate(
+    run_dirs: Annotated[
+        list[Path], typer.Argument(help="Finished Tool-MAD bench run folders (results.jsonl).")
+    ],
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Where to write calibration.md/.png (default RUN_DIR/calibration)."
+        ),
+    ] = None,
+    keep: Annotated[
+        float, typer.Option(help="Share of right agreements each threshold must keep, (0, 1].")
+    ] = 0.9,
+    reject: Annotated[
+        float, typer.Option(help="Share of wrong agreements to reject (a target, reported), 0..1.")
+    ] = 0.5,
+    ceiling_faithfulness: Annotated[
+        float, typer.Option(help="Highest faithfulness threshold proposed (the paper's), 0..1.")
+    ] = 0.7,
+    ceiling_relevance: Annotated[
+        float, typer.Option(help="Highest relevance threshold proposed (the paper's), 0..1.")
+    ] = 0.8,
+    name: Annotated[
+        str, typer.Option(help="Profile name for the proposed row of the profile table.")
+    ] = "calibrated",
+) -> None:
+    """Propose stability thresholds from the scores of right and wrong agreements (Fig. 3)."""
+    from factdebate.bench.calibration import calibrate, profile_line, report, write
+
+    try:
+        found = calibrate(run_dirs, keep, reject, (ceiling_faithfulness, ceiling_relevance))
+        paths = write(found, out_dir or run_dirs[0] / "calibration")
+    except FactDebateError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write the calibration: {exc.strerror or exc}")
+    print_markdown(report(found))
+    out.print("Profile row for nodes/tool_mad/gate.py (PROFILES):", markup=False)
+    print_markdown(profile_line(found, name, datetime.date.today().isoformat()))
+    for path in paths:
+        out.print(f"written: {path.resolve()}", markup=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `calibrate-gate` to the `factdebate` command."""
+    app.command("calibrate-gate", epilog=EPILOG)(calibrate_gate)
