@@ -25,6 +25,13 @@ def tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
+class _Server(ThreadingHTTPServer):
+    """Takes a burst of connections as a provider does (the default backlog of 5 resets some)."""
+
+    request_queue_size = 256
+    daemon_threads = True
+
+
 class FakeProvider:
     """A running fake server: its base URL, the requests it got, and the answers it sent."""
 
@@ -33,7 +40,7 @@ class FakeProvider:
         self.requests: list[dict[str, Any]] = []
         self.replies: list[dict[str, Any]] = []
         self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server = _Server(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
     def model(self, name: str = "fake-capable") -> str:

@@ -207,3 +207,34 @@ def plan_k(
 def write_match(out_dir: Path, plan: dict[str, Any]) -> None:
     """Record how ``k`` was chosen in ``OUT/match.json``."""
     write_atomic(Path(out_dir) / MATCH_FILE, json.dumps(plan, indent=2) + "\n")
+
+
+def match_k(
+    method: str,
+    run_dir: Path,
+    on: str,
+    out_dir: Path,
+    context: dict[str, Any],
+    concurrency: int = 1,
+) -> dict[str, Any]:
+    """Choose ``k`` for ``method`` to match the run in ``run_dir`` and record it in ``out_dir``.
+
+    Returns the record written to ``match.json`` (``k``, what was matched, the target run).
+
+    Raises:
+        SettingsError: a bad ``on``, a method without ``k``, a ``k`` already set, no run to
+            match, or a sample that changed since.
+    """
+    from factdebate.runs.folder import make_out_dir
+
+    if on not in MATCH_ON:
+        raise SettingsError(f"--match-on must be calls or tokens, got {on!r}")
+    check_method(method)
+    if "k" in context:
+        raise SettingsError("--match-compute picks k itself: drop --set k=...")
+    target = read_target(run_dir)
+    check_same_sample(target)
+    plan = plan_k(method, target, on, out_dir, context, concurrency)
+    make_out_dir(out_dir)
+    write_match(out_dir, plan)
+    return plan

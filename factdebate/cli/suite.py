@@ -1,0 +1,77 @@
+"""`factdebate bench --suite NAME`: several bench runs on one sample and their comparison."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from factdebate.cli.console import err, fail, out, print_markdown
+from factdebate.cli.progress import track_progress
+from factdebate.tools.core.errors import FactDebateError
+
+
+def run_suite_command(
+    suite: str,
+    method: str,
+    dataset: str,
+    out_dir: Path,
+    context: dict[str, Any],
+    *,
+    match_on: str,
+    progress_every: float,
+    options: dict[str, Any],
+) -> None:
+    """Run every member of ``suite`` into ``out_dir/<method>``, then print the comparison.
+
+    ``options`` are the bench's other keyword arguments (data folder, limit, seed, repeats,
+    concurrency, server, checkpoint, pages), the same for every member.
+    """
+    from factdebate.bench.matching import match_k
+    from factdebate.bench.repeats import run_repeats
+    from factdebate.bench.suite import (
+        COMPARISON_PAGE,
+        check_shared_settings,
+        plan_suite,
+        run_suite,
+        write_comparison,
+    )
+
+    try:
+        plan = plan_suite(suite, method, dataset)
+        check_shared_settings(plan, context)
+    except FactDebateError as exc:
+        fail(str(exc))
+    err.print(
+        f"suite {suite}: {', '.join(plan.members)} on {dataset} into {out_dir}",
+        markup=False,
+        soft_wrap=True,
+    )
+
+    def run(name: str, folder: Path, settings: dict[str, Any]) -> None:
+        with track_progress(f"{name} on {dataset}", progress_every) as track:
+
+            def progress(done: int, total: int, accuracy: float, calls: int, tokens: int) -> None:
+                track(done, total, f"{accuracy:.1%} · {calls} calls · {tokens} tok")
+
+            run_repeats(name, dataset, folder, context=settings, progress=progress, **options)
+
+    def match(name: str, debate: Path, folder: Path, settings: dict[str, Any]) -> int:
+        if (debate / "repeat-1").is_dir():  # repeats share one sample: the first one's cost
+            debate = debate / "repeat-1"
+        plan_k = match_k(name, debate, match_on, folder, settings, options.get("concurrency", 1))
+        err.print(
+            f"{name}: k = {plan_k['k']} matches {debate.name}'s "
+            f"{plan_k['target_per_item']:g} {match_on} per item",
+            markup=False,
+            soft_wrap=True,
+        )
+        return int(plan_k["k"])
+
+    try:
+        folders = run_suite(plan, out_dir, context, run, match)
+        print_markdown(write_comparison(out_dir, folders))
+    except FactDebateError as exc:
+        fail(str(exc))
+    out.print(
+        f"comparison page: {(out_dir / COMPARISON_PAGE).resolve()}", markup=False, soft_wrap=True
+    )
