@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from factdebate.bench.pareto import pareto_view
+from factdebate.bench.prices import Price, load_prices
 from factdebate.bench.report import PLOT_DPI, PLOT_SIZE, interval_rows, pair_tests
 from factdebate.datasets import ANSWER_TASK
 from factdebate.pages.debate import environment, write_debate_page, write_page
@@ -319,8 +321,11 @@ def _headline(metrics: dict[str, Any]) -> tuple[str, float]:
     return "accuracy", float(metrics.get("accuracy", 0.0))
 
 
-def render_compare_page(dirs: Sequence[Path]) -> str:
+def render_compare_page(dirs: Sequence[Path], prices: Mapping[str, Price] | None = None) -> str:
     """HTML of several finished runs side by side: scores, cost, latency, confusion matrices.
+
+    Also accuracy against tokens (and USD, when ``prices`` price every run; default
+    ``load_prices()``) per run with the Pareto front.
 
     Raises:
         FileNotFoundError: a directory without metrics.json.
@@ -390,13 +395,26 @@ def render_compare_page(dirs: Sequence[Path]) -> str:
         if r["confusion"]
     ]
     tests, notes = pair_tests(dirs, str(runs[0]["metrics"].get("task"))) if runs else ([], [])
+    pareto = pareto_view(
+        [(r["name"], r["metrics"]) for r in runs], load_prices() if prices is None else prices
+    )
     return (
         environment()
         .get_template("bench.html.j2")
-        .render(runs=runs, plots=plots, rows=[], compare=True, paired=tests, paired_notes=notes)
+        .render(
+            runs=runs,
+            plots=plots,
+            rows=[],
+            compare=True,
+            paired=tests,
+            paired_notes=notes,
+            pareto=pareto,
+        )
     )
 
 
-def write_compare_page(path: str | Path, dirs: Sequence[Path]) -> Path:
+def write_compare_page(
+    path: str | Path, dirs: Sequence[Path], prices: Mapping[str, Price] | None = None
+) -> Path:
     """Write the side-by-side page of ``dirs`` to ``path`` (atomically); return the path."""
-    return write_page(path, render_compare_page(dirs))
+    return write_page(path, render_compare_page(dirs, prices))

@@ -6,11 +6,12 @@ import io
 import json
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from factdebate.bench.metrics import UNPARSED, failed_item, label_metrics, unreadable_flags
+from factdebate.bench.prices import Price, load_prices, run_usd, usd_text
 from factdebate.bench.stats import (
     CONFIDENCE,
     RESAMPLES,
@@ -322,6 +323,50 @@ def _repeat_lines(metrics: dict[str, Any]) -> list[str]:
     ]
 
 
+def _usd_lines(cost: Mapping[str, Any]) -> list[str]:
+    """The run's USD in all, per item and per right answer (written by ``write_summary``)."""
+    if "usd" not in cost:
+        return []
+    if cost["usd"] is None:
+        return [
+            "USD: unpriced (no price for "
+            + ", ".join(cost.get("unpriced") or ["a model"])
+            + "; set one with --price MODEL=IN,OUT or in the prices file, see docs/benchmarks.md).",
+            "",
+        ]
+    per_right = cost.get("usd_per_right_answer")
+    return [
+        f"USD {usd_text(cost['usd'])} ({usd_text(cost.get('usd_per_item'), 5)} per item, "
+        + (
+            f"{usd_text(per_right, 5)} per right answer"
+            if per_right is not None
+            else "no right answer"
+        )
+        + "), at "
+        + "; ".join(
+            f"{m} ${p['input']:g} / ${p['output']:g} per million input / output tokens"
+            for m, p in (cost.get("prices") or {}).items()
+        )
+        + ".",
+        "",
+    ]
+
+
+def _role_usd(cost: Mapping[str, Any], role: str) -> str:
+    if "usd_per_role" not in cost:
+        return ""
+    return usd_text((cost.get("usd_per_role") or {}).get(role))
+
+
+def _usd_cells(metrics: Mapping[str, Any], prices: Mapping[str, Price]) -> str:
+    """USD per item and per right answer of a run under today's prices (or "unpriced")."""
+    usd = run_usd(metrics, prices)
+    per_right = usd["usd_per_right_answer"]
+    if usd["usd"] is not None and per_right is None:
+        return f"{usd_text(usd['usd_per_item'], 5)} | no right answer"
+    return f"{usd_text(usd['usd_per_item'], 5)} | {usd_text(per_right, 5)}"
+
+
 def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
     """Markdown report of one run (label or answer metrics by ``metrics["task"]``)."""
     cost, lat = metrics["cost"], metrics["latency"]
@@ -338,11 +383,12 @@ def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
         f"output tokens {cost['output_tokens']} "
         f"({cost['per_item']['output_tokens']:.0f} per item).",
         "",
-        "| role | LLM calls | input tokens | output tokens |",
-        "|---|---:|---:|---:|",
+        *_usd_lines(cost),
+        "| role | LLM calls | input tokens | output tokens | USD |",
+        "|---|---:|---:|---:|---:|",
         *(
             f"| {role} | {u.get('llm_calls', 0)} | {u.get('input_tokens', 0)} | "
-            f"{u.get('output_tokens', 0)} |"
+            f"{u.get('output_tokens', 0)} | {_role_usd(cost, role)} |"
             for role, u in cost["per_role"].items()
         ),
         "",
@@ -381,6 +427,7 @@ def write_summary(
     if any("repeat" in r for r in rows):  # bench --repeats: n counts rows of every repeat
         metrics.update(per_repeat_scores(rows, task))
     metrics["run"] = run
+    metrics["cost"].update(run_usd(metrics, load_prices()))  # models per role, USD
     write_atomic(out_dir / "metrics.json", json.dumps(metrics, indent=2, default=str) + "\n")
     if task != ANSWER_TASK:
         plot_confusion(metrics, out_dir / "confusion.png", f"{run['method']} on {run['dataset']}")
@@ -400,8 +447,10 @@ def _scores(m: dict[str, Any]) -> str:
     return f"{_pct(m['accuracy'])} | {_pct(m['macro_f1'])} | {m['unparsed']}"
 
 
-def compare_runs(dirs: Sequence[Path]) -> str:
+def compare_runs(dirs: Sequence[Path], prices: Mapping[str, Price] | None = None) -> str:
     """Side-by-side Markdown table of several runs' metrics.json (all label or all answer runs).
+
+    USD comes from ``prices`` (default: ``load_prices()``), so a price set after a run counts.
 
     Raises:
         FileNotFoundError: a directory without metrics.json.
@@ -419,9 +468,10 @@ def compare_runs(dirs: Sequence[Path]) -> str:
     task = tasks.pop() if tasks else LABEL_TASK
     header = (
         f"| run | method | dataset | n | {' | '.join(_COMPARE_HEADERS[task])} | failed | "
-        "calls/item | tokens/item | latency mean s |"
+        "calls/item | tokens/item | USD/item | USD/right answer | latency mean s |"
     )
-    lines = [header, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [header, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    prices = load_prices() if prices is None else prices
     datasets = set()
     for directory, m in loaded:
         run, cost = m.get("run", {}), m["cost"]["per_item"]
@@ -430,7 +480,7 @@ def compare_runs(dirs: Sequence[Path]) -> str:
             f"| {directory.name} | {run.get('method')} | {run.get('dataset')} | {m['n']} | "
             f"{_scores(m)} | {m.get('failed', 0)} | {cost['llm_calls']:.1f} | "
             f"{cost['input_tokens'] + cost['output_tokens']:.0f} | "
-            f"{m['latency']['mean_s']:.2f} |"
+            f"{_usd_cells(m, prices)} | {m['latency']['mean_s']:.2f} |"
         )
     if len(datasets) > 1:
         lines += [

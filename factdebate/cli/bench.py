@@ -23,7 +23,7 @@ from factdebate.settings import (
     check_count,
     check_dataset,
 )
-from factdebate.tools.core.errors import FactDebateError, SettingsError
+from factdebate.tools.core.errors import FactDebateError
 
 
 def bench(
@@ -73,20 +73,6 @@ def bench(
             show_default=False,
         ),
     ] = None,
-    match_compute: Annotated[
-        Path | None,
-        typer.Option(
-            help="Self-consistency methods: pick k so the mean cost per item equals this "
-            "finished RUN_DIR's, and run on its sample (its dataset, limit, seed and data).",
-        ),
-    ] = None,
-    match_on: Annotated[
-        str,
-        typer.Option(
-            help="With --match-compute: match LLM 'calls' or 'tokens' (a k=1 pilot on a few "
-            "items, in RUN_DIR/pilot, measures a sample's tokens).",
-        ),
-    ] = "calls",
     progress_every: ProgressEvery = DEFAULT_EVERY_S,
     repeats: Annotated[
         int,
@@ -104,21 +90,74 @@ def bench(
             "`factdebate review RUN_DIR`.",
         ),
     ] = False,
+    match_compute: Annotated[
+        Path | None,
+        typer.Option(
+            help="Self-consistency methods: pick k so the mean cost per item equals this "
+            "finished RUN_DIR's, and run on its sample (its dataset, limit, seed and data).",
+        ),
+    ] = None,
+    match_on: Annotated[
+        str,
+        typer.Option(
+            help="With --match-compute: match LLM 'calls' or 'tokens' (a k=1 pilot on a few "
+            "items, in RUN_DIR/pilot, measures a sample's tokens).",
+        ),
+    ] = "calls",
+    estimate: Annotated[
+        bool,
+        typer.Option(
+            "--estimate",
+            help="Print the expected calls, tokens and USD of this run (from measured means) "
+            "and exit; nothing runs.",
+        ),
+    ] = False,
+    estimate_from: Annotated[
+        Path | None,
+        typer.Option(help="With --estimate: take the means per item from this earlier RUN_DIR."),
+    ] = None,
+    suite: Annotated[
+        str | None,
+        typer.Option(
+            help="Run a suite into RUN_DIR/<method> folders and compare them: debate-vs-vote "
+            "= --method, its paper's baselines and self-consistency at its compute (--match-on).",
+        ),
+    ] = None,
+    price: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="MODEL=IN,OUT: USD per million input and output tokens of a model, over the "
+            "prices file's and the defaults (repeatable)."
+        ),
+    ] = None,
 ) -> None:
     """Run a method over a labelled claim or question dataset; write results and reports."""
+    if estimate or estimate_from is not None:
+        _estimate(method, dataset, data_dir, limit, model, set_, price, estimate_from)
+        return
+    try:  # --price values hold for every report this process writes (run or compare)
+        from factdebate.bench.prices import add_prices, load_prices
+
+        add_prices(price or [])
+        prices = load_prices()
+    except FactDebateError as exc:
+        fail(str(exc))
     if compare:
         from factdebate.bench import compare_runs
 
         if not runs:
             fail("--compare needs one or more RUN_DIR arguments")
         try:
-            print_markdown(compare_runs(list(runs or [])))
+            print_markdown(compare_runs(list(runs or []), prices=prices))
         except FactDebateError as exc:
             fail(str(exc))
         if html is not None:
             from factdebate.bench.page import write_compare_page
 
-            save_page(lambda: write_compare_page(html, list(runs or [])), what="comparison page")
+            save_page(
+                lambda: write_compare_page(html, list(runs or []), prices=prices),
+                what="comparison page",
+            )
         return
     if html is not None:
         fail("--html goes with --compare; a run writes RUN_DIR/report.html itself")
@@ -140,6 +179,32 @@ def bench(
     context = checked_settings(method, "any", set_, {"model": model})  # before the heavy imports
     if review:
         context["review"] = True
+    if suite is not None:
+        if match_compute is not None or review or langsmith_experiment is not None:
+            fail("--suite runs its own members: drop --match-compute, --review, --langsmith-...")
+        from factdebate.cli.suite import run_suite_command
+
+        options = {
+            "repeats": repeats,
+            "data_dir": data_dir,
+            "limit": limit,
+            "seed": seed,
+            "concurrency": concurrency,
+            "server_url": server,
+            "checkpoint": checkpoint,
+            "pages": pages,
+        }
+        run_suite_command(
+            suite,
+            method,
+            dataset,
+            out_dir,
+            context,
+            match_on=match_on,
+            progress_every=progress_every,
+            options=options,
+        )
+        return
     if match_compute is not None:
         dataset, data_dir, limit, seed = _match_compute(
             match_compute, match_on, method, out_dir, context, concurrency
@@ -204,6 +269,43 @@ def bench(
         )
 
 
+def _estimate(
+    method: str,
+    dataset: str,
+    data_dir: Path | None,
+    limit: int | None,
+    model: str | None,
+    pairs: list[str] | None,
+    prices: list[str] | None,
+    from_run: Path | None,
+) -> None:
+    """Print a run's expected calls, tokens and USD; import no graph and call no model."""
+    from factdebate.bench.estimate import estimate_run, render_estimate
+    from factdebate.bench.prices import load_prices
+    from factdebate.datasets import DATASETS
+
+    try:
+        check_dataset(dataset, list(DATASETS))
+        if limit is not None:
+            check_count("--limit", limit, 1)
+    except FactDebateError as exc:
+        fail(str(exc))
+    context = checked_settings(method, "any", pairs, {"model": model})
+    try:
+        found = estimate_run(
+            method,
+            dataset,
+            limit,
+            context,
+            load_prices(prices or []),
+            data_dir=data_dir,
+            from_run=from_run,
+        )
+    except FactDebateError as exc:
+        fail(str(exc))
+    print_markdown(render_estimate(found))
+
+
 def _match_compute(
     run_dir: Path,
     on: str,
@@ -213,39 +315,23 @@ def _match_compute(
     concurrency: int,
 ) -> tuple[str, Path | None, int | None, int]:
     """Set ``k`` to match ``run_dir``'s compute; return its dataset, data root, limit, seed."""
-    from factdebate.bench.matching import (
-        MATCH_ON,
-        check_method,
-        check_same_sample,
-        plan_k,
-        read_target,
-        write_match,
-    )
-    from factdebate.runs.folder import make_out_dir
+    from factdebate.bench.matching import match_k
 
     try:
-        if on not in MATCH_ON:
-            raise SettingsError(f"--match-on must be calls or tokens, got {on!r}")
-        check_method(method)
-        if "k" in context:
-            raise SettingsError("--match-compute picks k itself: drop --set k=...")
-        target = read_target(run_dir)
-        check_same_sample(target)
-        plan = plan_k(method, target, on, out_dir, context, concurrency)
-        make_out_dir(out_dir)
-        write_match(out_dir, plan)
+        plan = match_k(method, run_dir, on, out_dir, context, concurrency)
     except FactDebateError as exc:
         fail(str(exc))
     context["k"] = plan["k"]
+    target = plan["target"]
     err.print(
-        f"matching {run_dir} ({target.method}, {target.items} items): "
+        f"matching {run_dir} ({target['method']}, {target['items']} items): "
         f"{plan['target_per_item']:g} {on} per item / {plan['per_sample']:g} per sample "
         f"-> k = {plan['k']}",
         markup=False,
         soft_wrap=True,
     )
-    root = Path(target.data_dir) if target.data_dir else None
-    return target.dataset, root, target.limit, target.seed
+    root = Path(target["data_dir"]) if target["data_dir"] else None
+    return target["dataset"], root, target["limit"], target["seed"]
 
 
 def bench_retrieval(

@@ -232,7 +232,8 @@ def test_report_and_compare_page_in_chromium(tmp_path: Path, scripted, browser):
     assert "2 runs side by side" in text
     assert "run rag-cot fever-mini 4 75.0 75.0 (SUPPORTS)" in text
     assert "cot cot fever-mini 4 50.0 75.0 (SUPPORTS)" in text
-    assert len(re.findall(r'<img[^>]* src="data:image/png', dom)) == 5  # 3 bars + 2 matrices
+    # 3 bars + 2 matrices + accuracy against tokens (the scripted model has no price: no USD plot)
+    assert len(re.findall(r'<img[^>]* src="data:image/png', dom)) == 6
 
 
 def test_compare_page_needs_finished_runs(tmp_path: Path):

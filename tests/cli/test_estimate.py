@@ -1,0 +1,121 @@
+"""`bench --estimate`: expected calls, tokens and USD before any call, fast and model-free."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from factdebate.cli import app
+
+runner = CliRunner()
+# Runs the command, then lists what of the graphs or a model stack got imported (none may).
+PROBE = """
+import sys
+from factdebate.cli import app
+try:
+    app(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+heavy = sorted(m for m in sys.modules
+               if m.startswith(("langgraph", "factdebate.graphs.", "factdebate.tools.models",
+                                "langchain_openai", "langchain_anthropic", "langchain_ollama",
+                                "langchain_community", "llama_cpp", "openai", "anthropic",
+                                "torch", "transformers"))
+               and m != "factdebate.graphs.registry")  # the method catalog: no graph in it
+print("HEAVY:", heavy)
+sys.exit(code)
+"""
+
+
+def estimate(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run ``factdebate bench --estimate ARGS`` in a fresh interpreter; its result and seconds."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, "bench", "--estimate", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "COLUMNS": "200"},
+    )
+    return done, time.perf_counter() - started
+
+
+def test_estimate_answers_in_under_3_seconds_without_loading_any_model():
+    done, seconds = estimate(
+        "--method", "tool-mad", "--dataset", "fever-mini", "--limit", "10",
+        "--model", "openai:gpt-4o-mini",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert seconds < 3.0
+    assert "HEAVY: []" in done.stdout  # no graph, no model loader, no provider SDK: no call
+    out = done.stdout
+    assert "tool-mad on fever-mini, 10 item(s)" in out
+    assert "28.5" in out and "285.0" in out  # calls per item and for the run (10 items)
+    assert "$0.0591" in out  # 213,512 in at $0.15 + 45,058 out at $0.60 per million
+    assert "consensus" in out and "round_limit" in out
+    assert "no model was called" in out
+
+
+def test_an_unpriced_model_says_so_and_a_method_without_means_is_refused():
+    done, _ = estimate("--method", "madam-rag", "--dataset", "ramdocs", "--limit", "3",
+                       "--model", "openai-compatible:m@http://127.0.0.1:9/v1")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "unpriced" in done.stdout and "$" not in done.stdout.split("Means from")[0]
+    done, _ = estimate("--method", "mad", "--dataset", "fever-mini", "--limit", "3")
+    assert done.returncode == 2
+    assert "--estimate-from RUN_DIR" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_estimate_reads_the_means_of_an_earlier_run(tmp_path: Path):
+    run = tmp_path / "earlier"
+    run.mkdir()
+    metrics = {
+        "n": 4,
+        "run": {"method": "mad", "dataset": "fever-mini"},
+        "cost": {
+            "llm_calls": 20,
+            "input_tokens": 40_000,
+            "output_tokens": 4_000,
+            "per_role": {
+                "debater": {"llm_calls": 16, "input_tokens": 30_000, "output_tokens": 3_000},
+                "judge": {"llm_calls": 4, "input_tokens": 10_000, "output_tokens": 1_000},
+            },
+        },
+    }
+    (run / "metrics.json").write_text(json.dumps(metrics), "utf-8")
+    result = runner.invoke(
+        app,
+        ["bench", "--method", "mad", "--dataset", "fever-mini", "--limit", "100",
+         "--estimate-from", str(run), "--model", "p:m", "--price", "p:m=1,10"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "5.0" in result.output and "500.0" in result.output  # calls per item, whole run
+    # per item 10,000 in at $1 + 1,000 out at $10 per million = $0.02; 100 items: $2
+    assert "$0.0200" in result.output and "$2.0000" in result.output
+
+
+def test_bad_estimate_options_are_one_line_refusals(tmp_path: Path):
+    for args, wanted in (
+        (["--price", "p:m=1"], "MODEL=IN,OUT"),
+        (["--limit", "0"], "--limit"),
+        (["--estimate-from", str(tmp_path / "none")], "none"),
+    ):
+        result = runner.invoke(
+            app, ["bench", "--estimate", "--method", "tool-mad", "--dataset", "fever-mini", *args]
+        )
+        assert result.exit_code == 2, (args, result.output)
+        assert wanted in result.output and "Traceback" not in result.output
+
+
+def test_a_whole_dataset_is_counted_or_a_limit_asked_for(tmp_path: Path):
+    result = runner.invoke(
+        app,
+        ["bench", "--estimate", "--method", "debate-cv", "--dataset", "averitec",
+         "--data-dir", str(tmp_path)],
+    )  # fmt: skip
+    assert result.exit_code == 2 and "pass --limit N" in result.output
