@@ -442,9 +442,16 @@ _COMPARE_HEADERS = {
 
 
 def _scores(m: dict[str, Any]) -> str:
+    """A run's two scores, each with its 95% interval where metrics.json holds one."""
+    intervals = m.get("intervals") or {}
+
+    def score(name: str) -> str:
+        interval = intervals.get(name)
+        return _pct(m[name]) + (f" {shown(interval)}" if interval else "")
+
     if m.get("task") == ANSWER_TASK:
-        return f"{_pct(m['exact_match'])} | {_pct(m['f1'])} | {m['unanswered']}"
-    return f"{_pct(m['accuracy'])} | {_pct(m['macro_f1'])} | {m['unparsed']}"
+        return f"{score('exact_match')} | {score('f1')} | {m['unanswered']}"
+    return f"{score('accuracy')} | {score('macro_f1')} | {m['unparsed']}"
 
 
 def compare_runs(dirs: Sequence[Path], prices: Mapping[str, Price] | None = None) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -124,6 +125,28 @@ def open_checkpointer(spec: str) -> AbstractAsyncContextManager[Any]:
     return _sqlite(spec)
 
 
+_WAL_LOCK = threading.Lock()
+SQLITE_BUSY_S = 30.0
+"""How long a connection waits for another one's write before it gives up, seconds."""
+
+
+def _write_ahead_log(target: Path) -> None:
+    """Put the file in WAL mode before any saver opens it, one connection at a time.
+
+    The saver switches the mode itself when it sets up, and that switch fails at once with
+    "database is locked" while a second item's saver has the file open (two items of one
+    bench starting together); once the file is in WAL mode the saver's switch is a no-op.
+    """
+    import sqlite3
+
+    with _WAL_LOCK:
+        conn = sqlite3.connect(str(target), timeout=SQLITE_BUSY_S)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+        finally:
+            conn.close()
+
+
 @asynccontextmanager
 async def _sqlite(spec: str) -> AsyncIterator[Any]:
     import sqlite3
@@ -133,6 +156,7 @@ async def _sqlite(spec: str) -> AsyncIterator[Any]:
     target = checkpoint_path(spec)
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
+        await asyncio.to_thread(_write_ahead_log, target)
         async with AsyncSqliteSaver.from_conn_string(str(target)) as saver:
             yield saver
     except sqlite3.DatabaseError as exc:  # a damaged or foreign file, read during the run

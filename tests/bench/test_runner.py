@@ -87,7 +87,8 @@ def test_run_writes_reports_and_compare(tmp_path: Path, scripted) -> None:
         "result",  # the whole result contract (tests/bench/test_rows.py)
     }
     table = compare_runs([run, run])
-    assert table.count("| run | cot | fever-mini | 4 | 50.0 |") == 2
+    # accuracy with its 95% bootstrap interval over the 4 items
+    assert table.count("| run | cot | fever-mini | 4 | 50.0 [0.0, 100.0] |") == 2
 
 
 def test_failing_item_is_recorded_and_run_continues(tmp_path: Path, scripted) -> None:
