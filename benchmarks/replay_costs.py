@@ -7,7 +7,9 @@ and documents read back from the recorded prompts) through the OpenAI-compatible
 of the test suite, which answers each call with the recorded answer of the same turn, and
 counts what went over the wire (tokens estimated as characters / 4, as the recording counts
 them; input = the prompt of each call, without the one-line date message; a JSON schema sent
-as the provider's ``response_format`` is not counted). MAD-Fact is not replayed.
+as the provider's ``response_format`` is not counted). MAD-Fact is not replayed. Last, the 12
+recorded Tool-MAD debates of 2026-11-27 are replayed under the ``paper`` gate profile and the
+default (``benchmarks/replay_gate.py``): rounds and calls per claim, by gold label.
 Run: .venv/bin/python -m benchmarks.replay_costs
 """
 
@@ -26,6 +28,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks import replay_gate as gate_replay  # noqa: E402
 from factdebate.graphs.debate_cv import graph as debate_cv_graph  # noqa: E402
 from factdebate.graphs.madam_rag import graph as madam_graph  # noqa: E402
 from factdebate.graphs.tool_mad import graph  # noqa: E402
@@ -178,6 +181,8 @@ def main() -> None:
     for method, replay in (("debate-cv", replay_debate_cv), ("madam-rag", replay_madam)):
         n, calls, sent, received = asyncio.run(replay())
         print(f"| {method} | {n} | {calls / n:.0f} | {sent / n:,.0f} | {received / n:,.0f} |")
+    print()
+    gate_replay.main([])
 
 
 if __name__ == "__main__":

@@ -43,3 +43,15 @@ def fenced_json(text: str) -> dict[str, Any]:
     value = json.loads(body)
     assert isinstance(value, dict)
     return value
+
+
+DEBATES = RECORDED / "tool-mad-2026-11-27.jsonl"
+
+
+def recorded_debates() -> list[dict[str, Any]]:
+    """The 342 recorded calls of 12 Tool-MAD debates; skips the test when the file is absent."""
+    if not DEBATES.is_file():
+        pytest.skip(f"recorded debates not found at {DEBATES} (../shared is not beside the repo)")
+    if DEBATES.stat().st_size > MAX_BYTES:
+        pytest.fail(f"{DEBATES} is larger than {MAX_BYTES} bytes")
+    return [json.loads(line) for line in DEBATES.read_text(encoding="utf-8").splitlines()]
