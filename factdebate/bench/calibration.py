@@ -453,9 +453,10 @@ def plot(found: Calibration) -> bytes:
     figure, axes = plt.subplots(1, 2, figsize=(10, 3.6), constrained_layout=True)
     bins = [b / 40 for b in range(41)]
     for ax, metric, paper in zip(axes, METRICS, (PAPER.faithfulness, PAPER.relevance), strict=True):
-        right, _ = scores((a for a in agreements if a.right), metric)
+        right, left_out = scores((a for a in agreements if a.right), metric)
         wrong, _ = scores((a for a in agreements if not a.right), metric)
-        ax.hist(right, bins=bins, color="#2b8a3e", alpha=0.7, label=f"right ({len(right)})")
+        aside = f"; {left_out} left out" if left_out else ""
+        ax.hist(right, bins=bins, color="#2b8a3e", alpha=0.7, label=f"right ({len(right)}{aside})")
         ax.hist(wrong, bins=bins, color="#c92a2a", alpha=0.7, label=f"wrong ({len(wrong)})")
         proposed = found.proposals[metric].threshold
         ax.axvline(proposed, color="black", linewidth=1.5, label=f"proposed {proposed:.2f}")
