@@ -333,8 +333,13 @@ def calibrate(
     if not 0 <= reject <= 1:
         raise SettingsError(f"reject must be within 0..1, got {reject!r}")
     runs = read_runs(run_dirs)
-    proposals = propose(runs, keep, ceilings)
     encoders = sorted({a.encoder for r in runs for a in r.agreements})
+    if len(encoders) > 1:
+        raise CalibrationError(
+            f"the runs scored answer relevance with different encoders ({', '.join(encoders)}): "
+            "their cosines sit on different scales; calibrate each encoder's runs apart"
+        )
+    proposals = propose(runs, keep, ceilings)
     found = Calibration(runs, encoders, keep, reject, proposals)
     f, r = proposals["faithfulness"].threshold, proposals["relevance"].threshold
     found.effects.append(effect(runs, "proposed", f, r))

@@ -43,7 +43,8 @@ MINILM = GateProfile(
     date="2026-11-27",
 )
 PROFILES: dict[str, GateProfile] = {p.name: p for p in (PAPER, MINILM)}
-"""Every named profile; ``factdebate calibrate-gate`` proposes new rows for this table."""
+"""Every named profile; ``factdebate calibrate-gate`` proposes new rows for this table (a new
+row's name also goes into ``GateProfileName``, which bounds the ``gate_profile`` setting)."""
 
 
 def profile_for(name: str, encoder: str) -> GateProfile:

@@ -143,3 +143,14 @@ def test_cli_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "keep must be within" in result.output
     with pytest.raises(CalibrationError):
         read_runs([empty])
+
+
+def test_runs_scored_by_different_encoders_are_refused(tmp_path: Path) -> None:
+    mixed = item("e5", "REFUTES", "REFUTES", 0.9)
+    for t in mixed["result"]["transcript"]:
+        t["relevance_encoder"] = "intfloat/e5-small-v2"
+    first = write_run(tmp_path / "a", [item("m", "REFUTES", "REFUTES", 0.7)])
+    second = write_run(tmp_path / "b", [mixed])
+    with pytest.raises(CalibrationError, match="different encoders"):
+        calibrate([first, second])
+    assert calibrate([second], ceilings=(1.0, 1.0)).encoders == ["intfloat/e5-small-v2"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
@@ -15,6 +15,7 @@ from factdebate.nodes.tool_mad.gate import (
     PAPER,
     PROFILES,
     SHIPPED_ENCODER,
+    GateProfileName,
     gate_thresholds,
     profile_for,
 )
@@ -128,6 +129,7 @@ def test_auto_picks_the_profile_of_the_relevance_encoder() -> None:
     assert profile_for("auto", "intfloat/e5-small-v2") is PAPER  # no profile yet: the paper's
     assert profile_for("paper", DEFAULT_ENCODER) is PAPER
     assert set(PROFILES) == {"paper", "minilm"}
+    assert set(get_args(GateProfileName)) == {"auto", *PROFILES}  # the setting names them all
     assert (PAPER.faithfulness, PAPER.relevance) == (0.7, 0.8)
     bounds = gate_thresholds("auto", DEFAULT_ENCODER, faithfulness=0.9)
     assert (bounds.faithfulness, bounds.relevance) == (0.9, MINILM.relevance)
