@@ -48,9 +48,22 @@ def scripted_here() -> Iterator[None]:
     bench_server_graph.uninstall()
 
 
+def rounded(value: Any) -> Any:
+    """Floats to 6 places: two processes embed the same text a few 1e-8 apart."""
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, dict):
+        return {k: rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [rounded(v) for v in value]
+    return value
+
+
 def rows_of(out: Path) -> list[dict[str, Any]]:
     rows = read_results(out / "results.jsonl")
-    return sorted(({k: v for k, v in r.items() if k != "latency_s"} for r in rows), key=str)
+    return sorted(
+        (rounded({k: v for k, v in r.items() if k != "latency_s"}) for r in rows), key=str
+    )
 
 
 def finished_lines(out: Path) -> int:
