@@ -51,9 +51,10 @@ def profile_for(name: str, encoder: str) -> GateProfile:
     """The profile ``name`` (``auto``: the one calibrated for ``encoder``, else ``paper``)."""
     if name != "auto":
         return PROFILES[name]
-    from factdebate.tools.scoring.relevance_encoder import relevance_label
+    from factdebate.tools.retrieval.embeddings import is_default_encoder
 
-    label = relevance_label(encoder)
+    # By name as given (no file-system look-up: routers call this inside the event loop).
+    label = SHIPPED_ENCODER if is_default_encoder(encoder) else encoder.strip()
     return next((p for p in PROFILES.values() if p.encoder == label), PAPER)
 
 

@@ -34,6 +34,7 @@ def make_score_node(agent: str) -> Node:
         if ctx.stability_score and turn.get("answer"):
             model = await model_for(ctx, "scorer")
             embeddings = await asyncio.to_thread(relevance_embeddings, ctx.relevance_encoder)
+            encoder = await asyncio.to_thread(relevance_label, ctx.relevance_encoder)
             # The blocks the debater read, with the numbers and ids it cites ("[2]").
             contexts = (
                 None
@@ -54,7 +55,7 @@ def make_score_node(agent: str) -> Node:
             )
             turn["faithfulness"] = result.faithfulness
             turn["answer_relevance"] = result.answer_relevance
-            turn["relevance_encoder"] = relevance_label(ctx.relevance_encoder)
+            turn["relevance_encoder"] = encoder
             update = {"cost": result.cost, "errors": result.errors}
         return {**update, "transcript": [turn], "drafts": {agent: None}}
 
