@@ -87,6 +87,7 @@ def verify(
             str(run.thread), str(run.checkpoint), {**decision, "note": note}, settings
         )
         show_final(result, as_json)
+        _write_page(html, result, run, settings, None, as_json)  # the review under the verdict
         return
     if not as_json:
         out.print(
@@ -112,18 +113,33 @@ def verify(
             settings=settings,
             as_json=as_json,
         )
-        if final is None:
+        if final is None:  # left for later: the page shows the proposal, awaiting review
+            proposed = dict(result["proposed"])
+            proposed["review"] = {"status": "pending", "proposed": proposed.get("verdict")}
+            _write_page(html, proposed, run, settings, time.perf_counter() - started, as_json)
             return
         result = final
     show_final(without_given(result, run.docs), as_json)  # a 50 MB --documents text once
-    if html is not None:
-        from factdebate.api import save_debate_page
+    _write_page(html, result, run, settings, time.perf_counter() - started, as_json)
 
-        elapsed = time.perf_counter() - started
-        save_page(
-            lambda: save_debate_page(html, result, claim, run.spec, elapsed_s=elapsed, **settings),
-            as_json,
-        )
+
+def _write_page(
+    html: Path | None,
+    result: dict[str, Any],
+    run: _Run,
+    settings: dict[str, Any],
+    elapsed: float | None,
+    as_json: bool,
+) -> None:
+    """Write the debate page of ``result`` at ``html`` when one was asked for."""
+    if html is None:
+        return
+    from factdebate.api import save_debate_page
+
+    save_page(
+        lambda: save_debate_page(html, result, run.claim, run.spec, elapsed_s=elapsed, **settings),
+        as_json,
+    )
 
 
 def _read_claim(claim: str) -> str:

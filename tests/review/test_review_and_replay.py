@@ -174,6 +174,22 @@ def test_cli_review_resumes_in_a_later_process(tmp_path: Path) -> None:
     assert result["review"]["proposed"] == "SUPPORTS" and result["review"]["note"] == "a replica"
 
 
+def test_cli_review_runs_write_the_debate_page(tmp_path: Path) -> None:
+    """`--html` on `--review`, then `--verdict`: the page shows the proposal, then the review."""
+    db = f"sqlite:{tmp_path / 'c.db'}"
+    page = tmp_path / "debate.html"
+    base = ["verify", CLAIM, "--method", "mad", "--model", "review-fake", "--html", str(page)]
+    durable = ["--thread", "t8", "--checkpoint", db]
+    first = cli(*base, *durable, "--review")
+    assert first.returncode == 0, first.stderr
+    assert "Awaiting a person" in page.read_text()  # the proposal, not yet reviewed
+    done = cli(*base, *durable, "--verdict", "REFUTES", "--note", "a replica")
+    assert done.returncode == 0, done.stderr
+    html = page.read_text()
+    assert 'id="review"' in html and "overruled" in html and "a replica" in html
+    assert "Awaiting a person" not in html
+
+
 def test_cli_history_replay_and_review_queue(tmp_path: Path) -> None:
     import json
 
