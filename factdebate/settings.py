@@ -30,6 +30,7 @@ GROUPS = (
 _GROUP_OF: dict[str, str] = {
     # exact names first; then the name rules in ``group_of``
     "temperature": "models and roles",
+    "sampling_seed": "models and roles",
     "top_p": "models and roles",
     "relevance_temperature": "scoring",
     "roles": "models and roles",
