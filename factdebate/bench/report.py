@@ -264,22 +264,34 @@ INTERVAL_NAMES = {
     "macro_f1": "macro-F1",
     "exact_match": "strict EM",
     "f1": "answer F1",
+    "precision": "answer precision",
+    "recall": "answer recall",
     "llm_calls_per_item": "LLM calls per item",
     "tokens_per_item": "tokens per item",
 }
-"""How report.md and report.html name each interval of ``metrics["intervals"]``."""
-PERCENT_INTERVALS = frozenset({"accuracy", "macro_f1", "exact_match", "f1"})
+"""How report.md and report.html name each interval of ``metrics["intervals"]``; a label's
+``precision:LABEL`` (and recall, F1) is shown as ``LABEL precision``."""
+COUNT_INTERVALS = frozenset({"llm_calls_per_item", "tokens_per_item"})
+"""Intervals of counts per item; every other interval is of a score shown in percent."""
+
+
+def interval_name(key: str) -> str:
+    """How a report names the interval ``key`` of ``metrics["intervals"]``."""
+    metric, _, label = key.partition(":")
+    if label:
+        return f"{label} {'F1' if metric == 'f1' else metric}"
+    return INTERVAL_NAMES.get(key, key)
 
 
 def interval_rows(metrics: dict[str, Any]) -> list[dict[str, str]]:
     """The intervals of a run as table rows: name, value and interval, as the report shows them."""
     out = []
     for key, interval in (metrics.get("intervals") or {}).items():
-        percent = key in PERCENT_INTERVALS
+        percent = key not in COUNT_INTERVALS
         value = float(interval.get("estimate") or 0.0)
         out.append(
             {
-                "name": INTERVAL_NAMES.get(key, key),
+                "name": interval_name(key),
                 "value": _pct(value) if percent else f"{value:.1f}",
                 "interval": shown(interval, percent),
                 "method": str(interval.get("method", "")),

@@ -133,8 +133,8 @@ def _confusions(groups: Sequence[Sequence[Row]], labels: Sequence[str]) -> np.nd
     return counts
 
 
-def _macro_f1(summed: np.ndarray, classes: int) -> np.ndarray:
-    """Macro-F1 of confusion counts ``(..., classes * (classes + 1))`` (0.0 where undefined)."""
+def _class_scores(summed: np.ndarray, classes: int) -> dict[str, np.ndarray]:
+    """Per-class precision, recall and F1 of confusion counts (0.0 where undefined)."""
     matrix = summed.reshape(*summed.shape[:-1], classes, classes + 1)
     tp = np.diagonal(matrix[..., :classes], axis1=-2, axis2=-1)
     support = matrix.sum(axis=-1)
@@ -143,18 +143,31 @@ def _macro_f1(summed: np.ndarray, classes: int) -> np.ndarray:
         precision = np.where(predicted > 0, tp / predicted, 0.0)
         recall = np.where(support > 0, tp / support, 0.0)
         f1 = np.where(precision + recall > 0, 2 * precision * recall / (precision + recall), 0.0)
-    result: np.ndarray = f1.mean(axis=-1)
+    return {"precision": precision, "recall": recall, "f1": f1}
+
+
+def _macro_f1(summed: np.ndarray, classes: int) -> np.ndarray:
+    """Macro-F1 of confusion counts ``(..., classes * (classes + 1))`` (0.0 where undefined)."""
+    result: np.ndarray = _class_scores(summed, classes)["f1"].mean(axis=-1)
     return result
 
 
-def macro_f1_interval(rows: Sequence[Row], labels: Sequence[str]) -> Interval:
-    """Interval of macro-F1 (over ``labels``), resampling items with all their repeats."""
+ConfusionScore = Callable[[np.ndarray, int], np.ndarray]
+"""A score of summed confusion counts ``(..., classes * (classes + 1))``, one per sum."""
+
+
+def confusion_interval(
+    rows: Sequence[Row], labels: Sequence[str], score: ConfusionScore
+) -> Interval:
+    """Interval of a score of the pooled confusion counts, resampling items with their repeats."""
     groups = item_groups(rows)
     n, classes = len(groups), len(labels)
     counts = _confusions(groups, labels)
-    estimate = float(_macro_f1(counts.sum(axis=0), classes)) if classes else 0.0
+    estimate = float(score(counts.sum(axis=0), classes)) if classes else 0.0
     if n < 2 or not classes:
         return _interval(estimate, None, None, n, repeats_of(rows), NO_INTERVAL)
+    if np.all(counts == counts[0]):
+        return _interval(estimate, estimate, estimate, n, repeats_of(rows), "every item equal")
 
     def statistic(index: np.ndarray, axis: int = -1) -> np.ndarray:
         picks = np.asarray(index, dtype=np.intp)
@@ -162,11 +175,8 @@ def macro_f1_interval(rows: Sequence[Row], labels: Sequence[str]) -> Interval:
         m = flat.shape[0]  # per resample, how often each item was drawn
         drawn = np.bincount((flat + n * np.arange(m)[:, None]).ravel(), minlength=m * n)
         summed = drawn.reshape(m, n).astype(float) @ counts
-        return _macro_f1(summed, classes).reshape(picks.shape[:-1])
+        return score(summed, classes).reshape(picks.shape[:-1])
 
-    values = statistic(np.arange(n))
-    if np.all(counts == counts[0]):
-        return _interval(estimate, estimate, estimate, n, repeats_of(rows), "every item equal")
     res = sps.bootstrap(
         (np.arange(n),),
         statistic,
@@ -177,7 +187,25 @@ def macro_f1_interval(rows: Sequence[Row], labels: Sequence[str]) -> Interval:
         rng=_rng(),
     )
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    return _interval(float(values), low, high, n, repeats_of(rows), METHOD)
+    return _interval(estimate, low, high, n, repeats_of(rows), METHOD)
+
+
+def macro_f1_interval(rows: Sequence[Row], labels: Sequence[str]) -> Interval:
+    """Interval of macro-F1 (over ``labels``), resampling items with all their repeats."""
+    return confusion_interval(rows, labels, _macro_f1)
+
+
+def class_intervals(rows: Sequence[Row], labels: Sequence[str]) -> dict[str, Interval]:
+    """Intervals of each label's precision, recall and F1, named ``"f1:SUPPORTS"`` and so on."""
+    out: dict[str, Interval] = {}
+    for position, label in enumerate(labels):
+        for metric in ("precision", "recall", "f1"):
+
+            def score(summed: np.ndarray, classes: int, m: str = metric, i: int = position) -> Any:
+                return _class_scores(summed, classes)[m][..., i]
+
+            out[f"{metric}:{label}"] = confusion_interval(rows, labels, score)
+    return out
 
 
 def metric_intervals(
@@ -185,8 +213,9 @@ def metric_intervals(
 ) -> dict[str, Interval]:
     """The 95 % intervals a report shows, by metrics.json name.
 
-    Labels: ``accuracy``, ``macro_f1``; answers: ``exact_match``, ``f1`` (answer F1); both:
-    ``llm_calls_per_item``, ``tokens_per_item``.
+    Labels: ``accuracy``, ``macro_f1`` and each label's ``precision:LABEL``, ``recall:LABEL``,
+    ``f1:LABEL``; answers: ``exact_match``, ``f1``, ``precision``, ``recall`` (answer scores);
+    both: ``llm_calls_per_item``, ``tokens_per_item``.
     """
     repeats = repeats_of(rows)
     out: dict[str, Interval] = {}
@@ -196,10 +225,16 @@ def metric_intervals(
             return answer_scores(row.get("prediction") or [], row["gold"], row.get("wrong") or [])
 
         out["exact_match"] = accuracy_interval(rows, task)
-        out["f1"] = mean_interval(item_means(rows, lambda r: scores(r)["f1"]), repeats)
+        for name in ("f1", "precision", "recall"):
+
+            def value(row: Row, key: str = name) -> float:
+                return scores(row)[key]
+
+            out[name] = mean_interval(item_means(rows, value), repeats)
     else:
         out["accuracy"] = accuracy_interval(rows, task)
         out["macro_f1"] = macro_f1_interval(rows, labels)
+        out.update(class_intervals(rows, labels))
     out["llm_calls_per_item"] = mean_interval(
         item_means(rows, lambda r: float(llm_calls(dict(r)))), repeats
     )

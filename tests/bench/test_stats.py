@@ -98,7 +98,30 @@ def test_intervals_shrink_with_repeats_on_a_synthetic_run() -> None:
         for i in range(10)
     ]
     names = set(metric_intervals(answers, "answers"))
-    assert names == {"exact_match", "f1", "llm_calls_per_item", "tokens_per_item"}
+    assert names == {
+        "exact_match",
+        "f1",
+        "precision",
+        "recall",
+        "llm_calls_per_item",
+        "tokens_per_item",
+    }
+
+
+def test_every_label_score_has_its_interval() -> None:
+    labels = ("SUPPORTS", "REFUTES")
+    rows = [
+        {"id": i, "gold": labels[i % 2], "prediction": "SUPPORTS" if i % 3 else "REFUTES"}
+        for i in range(30)
+    ]
+    found = metric_intervals(rows, "labels", labels)
+    per_class = {k for k in found if ":" in k}
+    assert per_class == {f"{m}:{label}" for m in ("precision", "recall", "f1") for label in labels}
+    # the point estimate is the run's own per-class score, inside its interval
+    gold_s = [r for r in rows if r["gold"] == "SUPPORTS"]
+    recall = sum(r["prediction"] == "SUPPORTS" for r in gold_s) / len(gold_s)
+    interval = found["recall:SUPPORTS"]
+    assert interval["estimate"] == recall and interval["low"] < recall < interval["high"]
 
 
 def test_paired_tests_find_a_planted_difference_and_not_a_null_one() -> None:
