@@ -25,6 +25,8 @@ FLAGS = (
     "--disable-sync",
     "--hide-scrollbars",
 )
+# Every host name fails to resolve: a page opened with this flag gets no network at all.
+NO_NETWORK = "--host-resolver-rules=MAP * ~NOTFOUND"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SHOTS_ENV = "FACTDEBATE_SCREENSHOTS"  # a folder: the page tests keep their screenshots there
 MAX_SHOT_BYTES = 300_000
@@ -64,11 +66,11 @@ def executable() -> str | None:
     return next((p for n in ("chromium", "chromium-browser") if (p := shutil.which(n))), None)
 
 
-def opener(tmp_path: Path) -> Callable[..., str]:
+def opener(tmp_path: Path, *flags: str) -> Callable[..., str]:
     """A function opening a local page in headless Chromium; skips the test without one.
 
     ``open_page(page, png, size="1280,2000")`` returns the DOM after loading and saves a
-    screenshot of the window to ``png``.
+    screenshot of the window to ``png``; ``flags`` are added to ``FLAGS`` (``NO_NETWORK``).
     """
     exe = executable()
     if exe is None:
@@ -82,6 +84,7 @@ def opener(tmp_path: Path) -> Callable[..., str]:
             [
                 exe,
                 *FLAGS,
+                *flags,
                 f"--user-data-dir={profile}",
                 f"--window-size={size}",
                 "--dump-dom",

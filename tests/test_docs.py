@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.chromium import opener, visible
+from tests.chromium import NO_NETWORK, opener, visible
 from tests.conftest import REPO
 
 
@@ -19,6 +20,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     mkdocs = Path(sys.executable).parent / "mkdocs"
     if not mkdocs.exists():
         pytest.skip("mkdocs is not installed (pip install -e '.[dev]')")
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz `dot` draws the method graphs (Debian: apt-get install graphviz)")
     done = subprocess.run(
         [str(mkdocs), "build", "--strict", "--site-dir", str(target)],
         cwd=REPO,
@@ -37,10 +40,17 @@ def test_every_method_page_has_its_generated_graph_and_settings(site: Path) -> N
 
     for method in ("tool-mad", "madam-rag", "debate-cv", "mad-fact"):
         page = (site / "methods" / f"{method}.html").read_text(encoding="utf-8")
-        assert '<pre class="mermaid">' in page, method
-        nodes = load_method(method)[0].get_graph().nodes
-        assert all(name in page for name in nodes if not name.startswith("__")), method
-        assert all(f"| {name} |" in page for name in nodes), method  # the text layout
+        assert "mermaid" not in page, method  # drawn at build time: nothing for a CDN to draw
+        drawn = load_method(method)[0].get_graph()
+        svg = page[page.index('<div class="graph-drawing">') :]
+        svg = svg[: svg.index("</svg>")]
+        for name in drawn.nodes:
+            assert f"<title>{name}</title>" in svg, (method, name)  # Graphviz names each node
+        assert svg.count('class="edge"') == len(drawn.edges), method
+        for edge in drawn.edges:  # the edges as text, under the drawing
+            arrow = "-.-&gt;" if edge.conditional else "--&gt;"
+            target = {"__end__": "end"}.get(edge.target, edge.target)
+            assert f" {arrow} {target}" in page, (method, edge)
         for field in context_class(method).__dataclass_fields__:
             assert f"<code>{field}</code>" in page, (method, field)
 
@@ -52,18 +62,91 @@ def test_cli_reference_is_generated_from_the_cli(site: Path) -> None:
 
 
 def test_index_and_a_method_page_render_in_chromium(site: Path, tmp_path: Path) -> None:
-    open_page = opener(tmp_path)
+    open_page = opener(tmp_path, NO_NETWORK)
     index = open_page(site / "index.html", tmp_path / "index.png")
     text, _ = visible(index)
     assert "factdebate" in text and "Tool-MAD" in text
     assert 'href="methods/tool-mad.html"' in index  # pages open from the file system
     page = open_page(site / "methods" / "tool-mad.html", tmp_path / "tool-mad.png")
-    # The diagram's Mermaid source: Material's script takes the page's `pre.mermaid` over and
-    # draws it with mermaid.js from a CDN when online; offline the source stays readable.
     text, tags = visible(page)
-    assert "graph TD;" in text
-    assert "consensus_check -.-> judge" in text and "human_review" in text
+    assert "consensus_check -.-> judge" in text and "human_review" in text  # edges as text
     assert "faithfulness_threshold" in text and "table" in tags
+
+
+# Appended to a copy of a built page: measures what the browser laid out, into the DOM.
+PROBE = """<script>
+const svg = document.querySelector(".graph-drawing svg");
+const box = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
+const arrows = svg ? [...svg.querySelectorAll("g.edge")].filter(
+  (g) => g.querySelector("path") && g.querySelector("polygon")).length : 0;
+const names = [...document.querySelectorAll(".settings-table td:first-child code")];
+const broken = names.filter((c) => c.getClientRects().length > 1 ||
+  c.getBoundingClientRect().height > 1.6 * parseFloat(getComputedStyle(c).lineHeight || 20));
+document.body.insertAdjacentHTML("beforeend", `<p id="probe">drawn ${Math.round(box.width)}x${
+  Math.round(box.height)} nodes ${svg ? svg.querySelectorAll("g.node").length : 0} arrows ${
+  arrows} names ${names.length} broken ${broken.map((c) => c.textContent).join(",") || "none"
+  }</p>`);
+</script>"""
+
+
+def test_method_page_draws_its_graph_offline_in_chromium(site: Path, tmp_path: Path) -> None:
+    """Opened from the file system with no network, the page shows the graph drawn as SVG."""
+    from factdebate.graphs.registry import load_method
+
+    built = (site / "methods" / "madam-rag.html").read_text(encoding="utf-8")
+    probe = site / "methods" / "probe-madam-rag.html"  # beside it: the same relative assets
+    probe.write_text(built.replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    try:
+        dom = opener(tmp_path, NO_NETWORK)(probe, tmp_path / "madam-rag.png", "1280,3000")
+    finally:
+        probe.unlink()
+    found = re.search(
+        r"drawn (\d+)x(\d+) nodes (\d+) arrows (\d+) names (\d+) broken ([^<\s]+)", dom
+    )
+    assert found, dom[-2000:]
+    width, height, nodes, arrows, names, broken = found.groups()
+    drawn = load_method("madam-rag")[0].get_graph()
+    assert int(width) > 100 and int(height) > 200  # laid out, not an empty box
+    assert int(nodes) == len(drawn.nodes) and int(arrows) == len(drawn.edges)
+    assert int(names) > 10 and broken == "none"  # setting names are never cut mid-word
+
+
+# Types a word into the search field once the page has loaded, then writes what it found, and
+# the code blocks whose lines are wider than their box, into the DOM.
+SEARCH_PROBE = """<script>
+window.addEventListener("load", () => setTimeout(() => {
+  const input = document.querySelector("input.md-search__input");
+  const clipped = [...document.querySelectorAll("pre > code")].filter(
+    (c) => c.scrollWidth > c.clientWidth + 1).length;
+  input.focus();
+  input.value = "Milvus";
+  input.dispatchEvent(new Event("input", {bubbles: true}));
+  input.dispatchEvent(new KeyboardEvent("keyup", {bubbles: true, key: "s"}));
+  setTimeout(() => {
+    const shown = document.querySelector("[data-md-component=search]").hidden ? "hidden" : "shown";
+    const found = document.querySelectorAll(".md-search-result__item").length;
+    document.body.insertAdjacentHTML("beforeend",
+      `<p id="probe">field ${shown} found ${found} clipped ${clipped}</p>`);
+  }, 1500);
+}, 500));
+</script>"""
+
+
+def test_index_page_searches_offline_and_shows_its_code_whole(site: Path, tmp_path: Path) -> None:
+    """From the file system with no network: search answers, and no code block is clipped."""
+    built = (site / "index.html").read_text(encoding="utf-8")
+    assert "unpkg.com" not in built and "//cdn" not in built  # nothing fetched from a CDN
+    probe = site / "probe-index.html"
+    probe.write_text(built.replace("</body>", SEARCH_PROBE + "</body>"), encoding="utf-8")
+    try:
+        open_page = opener(tmp_path, NO_NETWORK, "--virtual-time-budget=10000")
+        dom = open_page(probe, tmp_path / "index.png")
+    finally:
+        probe.unlink()
+    found = re.search(r'<p id="probe">field (\w+) found (\d+) clipped (\d+)', dom)
+    assert found, dom[-2000:]
+    assert found[1] == "shown" and int(found[2]) > 0, found[0]
+    assert found[3] == "0", found[0]
 
 
 def test_readme_stays_a_guide_and_its_example_files_exist() -> None:
