@@ -1,8 +1,12 @@
-"""LangGraph server middleware: a run's context is checked like the CLI's and API's settings.
+"""LangGraph server middleware: a run's settings are checked before any run exists.
 
 The server itself drops context keys its schema does not list, silently; registered in
 ``langgraph.json`` (``http.app``), this middleware answers such a request with a 422 naming
-the unknown or bad setting before any run is created.
+the unknown or bad setting before any run is created. It checks ``context`` and
+``config.configurable`` of every request that creates runs, crons or assistants or changes
+an assistant or a cron; refuses settings that reach the network or the disk unless the
+operator allowed their values (``factdebate.server.policy``); and checks a review decision
+sent with ``command.resume`` against the thread's pending review, so a bad one changes nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 from factdebate.graphs.registry import METHODS, context_class
+from factdebate.nodes.review import REVIEW_NODE, ReviewError, check_decision, is_review
+from factdebate.server.policy import operator_problem
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -26,27 +32,95 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 # POST paths that create runs or crons (stateless or on a thread), and assistants
 _CHECKED = re.compile(r"^(/threads/[^/]+)?/runs(/wait|/stream|/batch|/crons)?/?$|^/assistants/?$")
+# PATCH paths that change an assistant or a cron (their settings apply to later runs)
+_PATCHED = re.compile(r"^/assistants/[^/]+/?$|^/runs/crons/[^/]+/?$")
+_THREAD_RUN = re.compile(r"^/threads/(?P<thread>[^/]+)/runs(/wait|/stream)?/?$")
 MAX_BODY_BYTES = 16 * 1024 * 1024
 
 
+def _classes(target: Any) -> list[type]:
+    """The settings classes a request may target: its method's, or every method's."""
+    if target in METHODS:
+        return [context_class(str(target))]
+    return [context_class(name) for name in METHODS]
+
+
+def _settings_problem(settings: dict[str, Any], target: Any, *, partial: bool) -> str | None:
+    """Type, bounds and operator checks of settings; ``partial``: other keys are not settings."""
+    classes = _classes(target)
+    known = {f.name for cls in classes for f in fields(cls)}
+    if partial:  # config.configurable also carries the server's own keys (thread_id, ...)
+        settings = {k: v for k, v in settings.items() if k in known}
+    if target in METHODS or partial:
+        fitting = [c for c in classes if set(settings) <= {f.name for f in fields(c)}]
+        errors: list[str] = []
+        for cls in fitting or classes[:1]:
+            try:
+                cls.from_settings(settings)  # type: ignore[attr-defined]
+                errors = []
+                break
+            except ValueError as exc:
+                errors.append(str(exc))
+        if errors:
+            return errors[0]
+    else:  # an assistant named by id: its graph is not known here; refuse names none has
+        unknown = sorted(set(settings) - known)
+        if unknown:
+            return f"unknown setting(s): {', '.join(unknown)}"
+    return operator_problem(settings, classes)
+
+
 def context_problem(payload: Any) -> str | None:
-    """What is wrong with the ``context`` of one run/assistant request, if anything."""
-    if not isinstance(payload, dict) or payload.get("context") in (None, {}):
+    """What is wrong with the settings of one run/assistant/cron request, if anything."""
+    if not isinstance(payload, dict):
         return None
     # a new assistant's graph is its graph_id (its assistant_id is only the id it is given)
-    context, target = payload["context"], payload.get("graph_id") or payload.get("assistant_id")
-    if not isinstance(context, dict):
-        return f"context must be an object of settings, got {type(context).__name__}"
-    if target in METHODS:
-        try:
-            context_class(str(target)).from_settings(context)
-        except ValueError as exc:
-            return str(exc)
+    target = payload.get("graph_id") or payload.get("assistant_id")
+    context = payload.get("context")
+    if context not in (None, {}):
+        if not isinstance(context, dict):
+            return f"context must be an object of settings, got {type(context).__name__}"
+        problem = _settings_problem(context, target, partial=False)
+        if problem:
+            return problem
+    config = payload.get("config")
+    configurable = config.get("configurable") if isinstance(config, dict) else None
+    if configurable in (None, {}):
         return None
-    # An assistant named by id: its graph is not known here; still refuse names no method has.
-    known = {f.name for name in METHODS for f in fields(context_class(name))}
-    unknown = sorted(set(context) - known)
-    return f"unknown setting(s): {', '.join(unknown)}" if unknown else None
+    if not isinstance(configurable, dict):
+        return f"config.configurable must be an object, got {type(configurable).__name__}"
+    return _settings_problem(configurable, target, partial=True)
+
+
+def pending_choices(state: Any) -> tuple[bool, tuple[str, ...] | None, set[str]]:
+    """From a thread's state (server JSON): (waits on review, its choices, its interrupt ids)."""
+    tasks = state.get("tasks") if isinstance(state, dict) else None
+    for task in tasks if isinstance(tasks, list) else []:
+        if not isinstance(task, dict) or task.get("name") != REVIEW_NODE:
+            continue
+        for item in task.get("interrupts") or []:
+            value = item.get("value") if isinstance(item, dict) else None
+            if isinstance(value, dict) and is_review(value):
+                choices = value.get("choices")
+                ids = {str(item["id"])} if item.get("id") else set()
+                return True, tuple(choices) if choices is not None else None, ids
+    return False, None, set()
+
+
+def resume_problem(resume: Any, state: Any) -> str | None:
+    """Why ``resume`` cannot decide the review ``state`` waits on (None: it can, or no review)."""
+    waiting, choices, ids = pending_choices(state)
+    if not waiting:
+        return None
+    decisions = [resume]
+    if isinstance(resume, dict) and resume and set(map(str, resume)) <= ids:
+        decisions = list(resume.values())  # a resume map keyed by interrupt id
+    for decision in decisions:
+        try:
+            check_decision(decision, choices)
+        except ReviewError as exc:
+            return str(exc)
+    return None
 
 
 class ContextCheck:
@@ -58,10 +132,10 @@ class ContextCheck:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Read a checked request's body, answer 422 on a bad context, else pass it on."""
-        if (
-            scope["type"] != "http"
-            or scope.get("method") != "POST"
-            or not _CHECKED.match(scope.get("path", ""))
+        path, method = scope.get("path", ""), scope.get("method")
+        if scope["type"] != "http" or not (
+            (method == "POST" and _CHECKED.match(path))
+            or (method == "PATCH" and _PATCHED.match(path))
         ):
             await self.app(scope, receive, send)
             return
@@ -83,6 +157,14 @@ class ContextCheck:
             if problem:
                 await _reply(send, 422, problem)
                 return
+        thread = _THREAD_RUN.match(path)
+        command = data.get("command") if isinstance(data, dict) else None
+        if thread and isinstance(command, dict) and "resume" in command:
+            state = await self._get_json(scope, f"/threads/{thread['thread']}/state")
+            problem = resume_problem(command["resume"], state)
+            if problem:
+                await _reply(send, 422, problem)
+                return
         replayed = False
 
         async def replay() -> Message:
@@ -93,6 +175,41 @@ class ContextCheck:
             return await receive()
 
         await self.app(scope, replay, send)
+
+    async def _get_json(self, scope: Scope, path: str) -> Any:
+        """GET ``path`` from the wrapped server (the caller's headers), as JSON; None on failure."""
+        headers = [
+            (k, v)
+            for k, v in scope.get("headers", [])
+            if k.lower() not in (b"content-length", b"content-type")
+        ]
+        inner = {
+            **scope,
+            "method": "GET",
+            "path": path,
+            "raw_path": path.encode(),
+            "query_string": b"",
+            "headers": headers,
+        }
+        status, chunks = 0, []
+
+        async def receive() -> Message:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def collect(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+
+        await self.app(inner, receive, collect)
+        if status != 200:
+            return None
+        try:
+            return json.loads(b"".join(chunks))
+        except ValueError:
+            return None
 
 
 async def _reply(send: Send, status: int, detail: str) -> None:

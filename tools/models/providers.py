@@ -27,6 +27,47 @@ def register_model(name: str, model: BaseChatModel) -> str:
     return name
 
 
+def registered_models() -> tuple[str, ...]:
+    """Names given to ``register_model`` so far (objects in the process, no address)."""
+    return tuple(_registered)
+
+
+OPENAI_ORIGIN = "https://api.openai.com"
+COMPATIBLE_KEY_ENV = "OPENAI_COMPATIBLE_API_KEY"
+
+
+def _origin(url: str) -> str:
+    """``scheme://host:port`` of ``url`` (lower case, default ports written out)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(scheme, 0)
+    except ValueError:
+        port = 0
+    return f"{scheme}://{(parts.hostname or '').lower()}:{port}"
+
+
+def endpoint_key(base_url: str) -> str:
+    """The API key an ``openai-compatible`` endpoint at ``base_url`` is sent.
+
+    ``OPENAI_COMPATIBLE_API_KEY`` is the key for self-hosted endpoints. ``OPENAI_API_KEY``
+    is OpenAI's: it goes only to OpenAI's own origin or to the origin of ``OPENAI_BASE_URL``
+    (where its owner configured it), never to another host a model string names.
+    """
+    compatible = os.environ.get(COMPATIBLE_KEY_ENV, "")
+    if compatible:
+        return compatible
+    openai_key = os.environ.get("OPENAI_API_KEY", "")
+    configured = {_origin(OPENAI_ORIGIN)}
+    if os.environ.get("OPENAI_BASE_URL"):
+        configured.add(_origin(os.environ["OPENAI_BASE_URL"]))
+    if openai_key and _origin(base_url) in configured:
+        return openai_key
+    return "not-needed"
+
+
 def resolve_model(
     spec: ModelSpec,
     *,
@@ -118,7 +159,7 @@ def _build(
         return ChatOpenAI(
             model=model_name,
             base_url=base_url,
-            api_key=os.environ.get("OPENAI_API_KEY", "not-needed"),  # type: ignore[arg-type]
+            api_key=endpoint_key(base_url),  # type: ignore[arg-type]
             temperature=temperature,
             max_completion_tokens=max_tokens,
             timeout=timeout,

@@ -1,0 +1,79 @@
+"""A TCP listener on 127.0.0.1 that records every connection's bytes and answers HTTP 500.
+
+Tests name it as a model endpoint or a Milvus host a client should never reach: what it
+received (headers with keys, gRPC frames) shows whether anything was sent there.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+REPLY = b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+
+
+class CaptureServer:
+    """A listening socket and the bytes each accepted connection sent."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = int(self.sock.getsockname()[1])
+        self.received: list[bytes] = []
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+
+    @property
+    def url(self) -> str:
+        """Its address as an HTTP base URL."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def text(self) -> str:
+        """Everything received so far, decoded leniently."""
+        with self.lock:
+            return b"\n".join(self.received).decode("latin-1")
+
+    def serve(self) -> None:
+        """Accept connections until stopped; read each for a moment, then answer 500."""
+        self.sock.settimeout(0.2)
+        while not self.stopped.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self._read, args=(conn,), daemon=True).start()
+
+    def _read(self, conn: socket.socket) -> None:
+        data = b""
+        conn.settimeout(1.0)
+        try:
+            while b"\r\n\r\n" not in data and len(data) < 1_000_000:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            conn.sendall(REPLY)
+        except OSError:
+            pass
+        finally:
+            conn.close()
+            with self.lock:
+                self.received.append(data)
+
+
+@contextmanager
+def capture_server() -> Iterator[CaptureServer]:
+    """A running CaptureServer for the block; stopped and closed afterwards."""
+    server = CaptureServer()
+    thread = threading.Thread(target=server.serve, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.stopped.set()
+        thread.join(timeout=5)
+        server.sock.close()

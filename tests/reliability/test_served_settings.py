@@ -1,0 +1,252 @@
+"""A server's clients cannot point it at hosts or paths: operator settings are allow-listed.
+
+Each case sends a setting that reaches the network or the disk, through every route that
+creates or changes runs and assistants, and expects a 422 before anything reaches the
+server (or, live, any host or path the client named).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from factdebate.server.app import ContextCheck
+from tests.capture_server import capture_server
+
+KEY = "sk-operator-SECRET-4711"
+MILVUS_TOKEN = "root:operator-SECRET-0815"
+HOSTILE: list[tuple[str, Any]] = [
+    ("model", "openai-compatible:m@http://127.0.0.1:9/v1?x=1"),
+    ("judge_model", "openai-compatible:m@http://evil.example/v1"),
+    ("debater_model", "hf-local:/etc"),
+    ("scorer_model", "hf:owner/repo/file.gguf"),
+    ("model", "anthropic:claude-3-5-haiku-latest"),
+    ("milvus_uri", "/tmp/client-chosen/milvus.db"),
+    ("milvus_uri", "http://127.0.0.1:9"),
+    ("milvus_uri", "unix:/tmp/milvus.sock"),
+    ("rerank_model", "/etc"),
+    ("embed_model", "/srv/encoder"),
+    ("relevance_encoder", "openai:text-embedding-3-small"),
+    ("collection", "never_indexed"),
+]
+
+
+class Downstream:
+    """Stands in for the server: records the requests that reach it."""
+
+    def __init__(self) -> None:
+        self.bodies: list[bytes] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        message = await receive()
+        self.bodies.append(message.get("body", b""))
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+
+async def send(method: str, path: str, payload: Any) -> tuple[httpx.Response, Downstream]:
+    downstream = Downstream()
+    transport = httpx.ASGITransport(app=ContextCheck(downstream))
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        return await client.request(method, path, json=payload), downstream
+
+
+ROUTES = [
+    ("POST", "/runs/wait", lambda s: {"assistant_id": "tool-mad", "context": s}),
+    ("POST", "/runs/stream", lambda s: {"assistant_id": "tool-mad", "config": {"configurable": s}}),
+    ("POST", "/threads/t-1/runs", lambda s: {"assistant_id": "a-uuid", "context": s}),
+    (
+        "POST",
+        "/threads/t-1/runs/wait",
+        lambda s: {"assistant_id": "tool-mad", "config": {"configurable": {"thread_id": "t", **s}}},
+    ),
+    ("POST", "/runs/batch", lambda s: [{"assistant_id": "tool-mad", "context": s}]),
+    (
+        "POST",
+        "/runs/crons",
+        lambda s: {"assistant_id": "tool-mad", "schedule": "* * * * *", "context": s},
+    ),
+    ("POST", "/assistants", lambda s: {"graph_id": "tool-mad", "context": s}),
+    ("POST", "/assistants", lambda s: {"graph_id": "tool-mad", "config": {"configurable": s}}),
+    ("PATCH", "/assistants/a-uuid", lambda s: {"context": s}),
+    ("PATCH", "/assistants/a-uuid", lambda s: {"config": {"configurable": s}}),
+    ("PATCH", "/runs/crons/c-uuid", lambda s: {"context": s}),
+]
+
+
+@pytest.fixture(autouse=True)
+def operator_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No allow-lists, an empty data home: only the defaults are the operator's."""
+    for name in (
+        "FACTDEBATE_SERVED_MODELS",
+        "FACTDEBATE_SERVED_MILVUS_URIS",
+        "FACTDEBATE_SERVED_ENCODERS",
+        "FACTDEBATE_SERVED_COLLECTIONS",
+        "FACTDEBATE_MODEL",
+        "FACTDEBATE_JUDGE_MODEL",
+        "FACTDEBATE_DEBATER_MODEL",
+        "FACTDEBATE_SCORER_MODEL",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    home = tmp_path / "home"
+    monkeypatch.setenv("FACTDEBATE_HOME", str(home))
+    return home
+
+
+@pytest.mark.parametrize(("name", "value"), HOSTILE)
+@pytest.mark.parametrize(("method", "path", "wrap"), ROUTES)
+async def test_a_client_named_host_or_path_is_refused_on_every_route(
+    method: str, path: str, wrap: Any, name: str, value: Any
+):
+    response, downstream = await send(method, path, wrap({name: value}))
+    assert response.status_code == 422, response.text
+    detail = response.json()["detail"]
+    assert f"setting {name}=" in detail and "not allowed on this server" in detail
+    assert downstream.bodies == []
+
+
+async def test_model_lists_are_checked_item_by_item():
+    payload = {
+        "assistant_id": "mad-fact",
+        "context": {
+            "juror_models": ["local", "local", "openai-compatible:m@http://127.0.0.1:9/v1"]
+        },
+    }
+    response, downstream = await send("POST", "/runs/wait", payload)
+    assert response.status_code == 422
+    assert "setting juror_models=" in response.json()["detail"]
+    assert downstream.bodies == []
+
+
+async def test_bad_types_in_config_configurable_are_refused_like_context():
+    payload = {"assistant_id": "tool-mad", "config": {"configurable": {"max_rounds": "abc"}}}
+    response, downstream = await send("POST", "/threads/t/runs/wait", payload)
+    assert response.status_code == 422
+    assert "setting max_rounds must be an integer" in response.json()["detail"]
+    assert downstream.bodies == []
+
+
+async def test_what_the_operator_allowed_passes(
+    operator_env: Path, monkeypatch: pytest.MonkeyPatch
+):
+    url_model = "openai-compatible:qwen@http://gpu-box:8000/v1"
+    monkeypatch.setenv("FACTDEBATE_SERVED_MODELS", f"{url_model}, openai:gpt-4o-mini")
+    monkeypatch.setenv("FACTDEBATE_JUDGE_MODEL", "anthropic:claude-3-5-haiku-latest")
+    monkeypatch.setenv("FACTDEBATE_SERVED_MILVUS_URIS", "http://milvus:19530")
+    monkeypatch.setenv("FACTDEBATE_SERVED_ENCODERS", "BAAI/bge-reranker-base")
+    (operator_env / "manifests").mkdir(parents=True)
+    (operator_env / "manifests" / "scifact.json").write_text("{}")
+    allowed = {
+        "model": url_model,
+        "debater_model": "openai:gpt-4o-mini",
+        "judge_model": "anthropic:claude-3-5-haiku-latest",
+        "scorer_model": "",
+        "milvus_uri": "http://milvus:19530",
+        "rerank_model": "BAAI/bge-reranker-base",
+        "relevance_encoder": "all-MiniLM-L6-v2",
+        "collection": "scifact",
+        "max_rounds": 2,
+    }
+    for method, path, wrap in ROUTES:
+        payload = wrap(allowed)
+        response, downstream = await send(method, path, payload)
+        assert response.status_code == 200, (path, response.text)
+        assert json.loads(downstream.bodies[0]) == payload
+
+
+async def test_defaults_pass_without_any_allow_list():
+    context = {"model": "local", "collection": "default", "milvus_uri": "", "embed_model": ""}
+    response, _ = await send("POST", "/runs/wait", {"assistant_id": "tool-mad", "context": context})
+    assert response.status_code == 200
+
+
+def test_an_openai_key_is_not_sent_to_another_host(monkeypatch: pytest.MonkeyPatch):
+    """The CLI/API keep any endpoint, but OpenAI's key goes only where it was configured."""
+    from factdebate.tools.models.providers import resolve_model
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_COMPATIBLE_API_KEY", raising=False)
+    with capture_server() as capture:
+        model = resolve_model(f"openai-compatible:m@{capture.url}/v1", timeout=5.0, max_tokens=17)
+        with pytest.raises(Exception):  # noqa: B017 - the capture server answers 500
+            model.invoke("hello")
+        seen = capture.text()
+    assert "POST /v1/chat/completions" in seen
+    assert KEY not in seen
+
+
+def test_an_endpoint_key_goes_to_the_endpoint_it_was_configured_for(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    from factdebate.tools.models.providers import endpoint_key
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.delenv("OPENAI_COMPATIBLE_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://gateway.internal:8080/v1")
+    assert endpoint_key("http://gateway.internal:8080/v1") == KEY
+    assert endpoint_key("https://api.openai.com/v1") == KEY
+    assert endpoint_key("http://gateway.internal:8081/v1") == "not-needed"
+    assert endpoint_key("http://127.0.0.1:8080/v1") == "not-needed"
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "vllm-key-123")
+    assert endpoint_key("http://vllm:8000/v1") == "vllm-key-123"
+
+
+@pytest.mark.slow
+async def test_a_live_server_sends_no_key_to_a_client_named_host_and_writes_no_client_path(
+    tmp_path: Path,
+):
+    """`langgraph dev` with the operator's keys: every hostile route is a 422, nothing leaves."""
+    from langgraph_sdk import get_client
+
+    from tests.conftest import REPO
+    from tests.langgraph_server import LanggraphDev
+
+    target = tmp_path / "client-chosen" / "milvus.db"
+    graph = str(REPO / "tests" / "server_graph.py") + ":graph"
+    env = {"OPENAI_API_KEY": KEY, "FACTDEBATE_MILVUS_TOKEN": MILVUS_TOKEN}
+    with capture_server() as capture:
+        dev = LanggraphDev(tmp_path / "srv", {"tool-mad": graph}, env=env)
+        dev.start()
+        try:
+            client = get_client(url=dev.url)
+            hostile = [
+                {"model": f"openai-compatible:m@{capture.url}/v1"},
+                {"milvus_uri": capture.url},
+                {"milvus_uri": str(target)},
+                {"rerank_model": str(target.parent)},
+            ]
+            claim = {"claim": "The Eiffel Tower is located in Paris."}
+            thread = await client.threads.create()
+            assistant = await client.assistants.create("tool-mad")
+            for settings in hostile:
+                attempts = [
+                    client.runs.wait(None, "tool-mad", input=claim, context=settings),
+                    client.runs.wait(
+                        thread["thread_id"],
+                        "tool-mad",
+                        input=claim,
+                        config={"configurable": settings},
+                    ),
+                    client.assistants.create("tool-mad", context=settings),
+                    client.assistants.update(assistant["assistant_id"], context=settings),
+                    client.assistants.update(
+                        assistant["assistant_id"], config={"configurable": settings}
+                    ),
+                ]
+                for attempt in attempts:
+                    with pytest.raises(httpx.HTTPStatusError) as caught:
+                        await attempt
+                    assert caught.value.response.status_code == 422, settings
+            ok = await client.runs.wait(
+                None, "tool-mad", input=claim, context={"model": "scripted-server"}
+            )
+            assert ok["verdict"] == "SUPPORTS"  # what the operator allowed still runs
+        finally:
+            dev.stop()
+        assert capture.received == [], capture.text()[:500]
+    assert not target.parent.exists()
