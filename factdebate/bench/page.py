@@ -14,6 +14,7 @@ from typing import Any
 
 from factdebate.bench.pareto import pareto_view
 from factdebate.bench.prices import Price, load_prices
+from factdebate.bench.provenance import provenance_rows
 from factdebate.bench.report import PLOT_DPI, PLOT_SIZE, interval_rows, pair_tests
 from factdebate.datasets import ANSWER_TASK
 from factdebate.pages.debate import environment, write_debate_page, write_page
@@ -298,6 +299,7 @@ def render_bench_page(
                     "name": Path(out_dir).name,
                     "metrics": metrics,
                     "intervals": interval_rows(metrics),
+                    "provenance": provenance_rows(metrics.get("run", {}).get("provenance")),
                 }
             ],
             plots=run_plots(Path(out_dir), metrics, rows),
@@ -343,6 +345,7 @@ def render_compare_page(dirs: Sequence[Path], prices: Mapping[str, Price] | None
                 "metrics": metrics,
                 "intervals": interval_rows(metrics),
                 "confusion": _png_uri(Path(directory) / CONFUSION),
+                "provenance": provenance_rows(metrics.get("run", {}).get("provenance")),
             }
         )
     if len({r["metrics"].get("task") for r in runs}) > 1:

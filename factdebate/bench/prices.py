@@ -246,13 +246,14 @@ def run_usd(metrics: Mapping[str, Any], prices: Mapping[str, Price]) -> dict[str
     """A run's USD in all, per item and per right answer (None where unpriced or no right answer).
 
     The models per role are those recorded in ``metrics["cost"]["models"]`` when the run wrote
-    them, else those its settings (``metrics["run"]["context"]``) name.
+    them, else those it resolved (``metrics["run"]["provenance"]["models"]``), else those its
+    settings (``metrics["run"]["context"]``) name.
     """
     cost = metrics.get("cost") or {}
     per_role = cost.get("per_role") or {}
-    models = cost.get("models") or role_models(
-        (metrics.get("run") or {}).get("context") or {}, list(per_role)
-    )
+    run = metrics.get("run") or {}
+    resolved = (run.get("provenance") or {}).get("models")  # each role's model as the run had it
+    models = cost.get("models") or role_models(resolved or run.get("context") or {}, list(per_role))
     priced = usd_cost(per_role, models, prices)
     n = int(metrics.get("n") or 0)
     right = right_answers(metrics)

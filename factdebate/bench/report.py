@@ -12,6 +12,7 @@ from typing import Any
 
 from factdebate.bench.metrics import UNPARSED, failed_item, label_metrics, unreadable_flags
 from factdebate.bench.prices import Price, load_prices, run_usd, usd_text
+from factdebate.bench.provenance import provenance_line
 from factdebate.bench.stats import (
     CONFIDENCE,
     RESAMPLES,
@@ -191,6 +192,8 @@ def _header(metrics: dict[str, Any], run: dict[str, Any]) -> list[str]:
         f"Items: {metrics['n']} (limit {run.get('limit')}, seed {run.get('seed')}); "
         f"settings: `{json.dumps(run.get('context', {}), sort_keys=True)}`"
         + (f"; server {run['server_url']}" if run.get("server_url") else ""),
+        "",
+        f"Run by: {provenance_line(run.get('provenance'))}.",
         "",
     ]
 
@@ -501,6 +504,10 @@ def compare_runs(dirs: Sequence[Path], prices: Mapping[str, Price] | None = None
             f"{cost['input_tokens'] + cost['output_tokens']:.0f} | "
             f"{_usd_cells(m, prices)} | {m['latency']['mean_s']:.2f} |"
         )
+    lines += ["", "Run by:", ""]
+    lines += [
+        f"- {d.name}: {provenance_line((m.get('run') or {}).get('provenance'))}" for d, m in loaded
+    ]
     if len(datasets) > 1:
         lines += [
             "",

@@ -26,6 +26,7 @@ from factdebate.bench.invokers import (
 )
 from factdebate.bench.items import BenchItem, check_method_fits, data_identity, load_items
 from factdebate.bench.page import pages_wanted, write_bench_page, write_item_page
+from factdebate.bench.provenance import run_provenance
 from factdebate.bench.report import write_summary
 from factdebate.bench.scoring import (
     RESULTS,
@@ -109,6 +110,9 @@ async def arun_bench(
             "server_url": server_url,
             "concurrency": concurrency,
             "data": data_identity(dataset, data_dir, items),
+            # what produced it (models per role, encoders, search, version, commit): never
+            # compared on resume, so folders from before it was recorded still resume
+            "provenance": run_provenance(context_cls.from_settings(settings)),
         }
     )
     check_same_run(out_dir, run, SAME_RUN_KEYS, recorded_later=("data",))
