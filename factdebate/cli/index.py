@@ -100,7 +100,9 @@ def _run_index(
     """Check the arguments, stream ``path`` into ``collection``, report what was indexed.
 
     Progress counts documents against the corpus's record count (one quick pass first), so
-    the time left is shown; bad records are listed (the first ``SHOWN_PROBLEMS``) and counted.
+    the time left is shown; it moves with every encoder call (a step's documents counted in
+    proportion to its passages embedded). Bad records are listed (the first
+    ``SHOWN_PROBLEMS``) and counted.
     """
     from factdebate.tools.retrieval.corpus import FORMATS, count_records
     from factdebate.tools.retrieval.index import index_path
@@ -123,11 +125,17 @@ def _run_index(
     try:
         with track_progress(f"indexing into {collection!r}", progress_every, "documents") as track:
 
-            def batch(documents: int, passages: int) -> None:
+            def step(documents: int, passages: int) -> None:
                 track(documents, max(total, documents), f"{passages} passages")
 
-            manifest = index_path(
-                path, collection, milvus_uri, fmt=fmt, problem=problem, on_batch=batch
+            manifest = index_path(  # moves per encoder call, not only per 2,048-passage step
+                path,
+                collection,
+                milvus_uri,
+                fmt=fmt,
+                problem=problem,
+                on_batch=step,
+                on_embedded=step,
             )
     except FactDebateError as exc:
         fail(str(exc))

@@ -209,6 +209,7 @@ def ingest(
     source: str,
     progress: Callable[[int], None] | None = None,
     on_batch: Callable[[int, int], None] | None = None,
+    on_embedded: Callable[[int, int], None] | None = None,
     encode: Encoder | None = None,
     checkpoint_s: float = CHECKPOINT_S,
     max_chars: int = PASSAGE_CHARS,
@@ -232,6 +233,9 @@ def ingest(
         progress: Called with the number of passages each encoder call embedded (and first
             with the passages a resumed build already holds).
         on_batch: Called with the documents and passages stored so far, after each step.
+        on_embedded: Called after each encoder call within a step (``EMBED_BATCH`` texts) with
+            the documents and passages done so far, the step's documents counted in proportion
+            to its passages embedded: progress that moves while one slow step runs.
         encode: Vectors of texts; the default encoder unless given (benchmarks pass cached ones).
         checkpoint_s: Seconds between checkpoints.
         max_chars: Longest passage.
@@ -272,7 +276,7 @@ def ingest(
                     milvus_uri,
                     first=state.passages,
                     encode=encode,
-                    progress=progress,
+                    progress=_within_step(progress, on_embedded, state, docs, len(batch)),
                 )
                 writer.append(batch)
                 state.embed_s += time.perf_counter() - start
@@ -294,6 +298,28 @@ def ingest(
         checkpoint_path(collection).unlink(missing_ok=True)
         _clean_up(collection, manifest, milvus_uri)
     return manifest
+
+
+def _within_step(
+    progress: Callable[[int], None] | None,
+    on_embedded: Callable[[int, int], None] | None,
+    state: Checkpoint,
+    docs: int,
+    size: int,
+) -> Callable[[int], None] | None:
+    """The encoder-call callback of one step of ``docs`` documents and ``size`` passages."""
+    if on_embedded is None:
+        return progress
+    documents, passages, embedded = state.documents, state.passages, 0
+
+    def tell(count: int) -> None:
+        nonlocal embedded
+        embedded += count
+        if progress:
+            progress(count)
+        on_embedded(documents + docs * embedded // max(size, 1), passages + embedded)
+
+    return tell
 
 
 def _checkpoint(state: Checkpoint, writer: PassageWriter, name: str) -> None:
@@ -379,6 +405,7 @@ def index_path(
     fmt: str = "auto",
     problem: Problem | None = None,
     on_batch: Callable[[int, int], None] | None = None,
+    on_embedded: Callable[[int, int], None] | None = None,
 ) -> Manifest:
     """Stream a corpus file or folder (any ``corpus.FORMATS``) into ``collection``.
 
@@ -392,6 +419,7 @@ def index_path(
         source=source,
         progress=progress,
         on_batch=on_batch,
+        on_embedded=on_embedded,
     )
 
 

@@ -342,3 +342,32 @@ def test_pypi_milvus_servers_take_turns_on_one_machine(
     first._release()
     second._take_lock()  # free again once the first one stopped
     second._release()
+
+
+def test_progress_moves_within_a_step_of_passages(data_home: Path) -> None:
+    """Each encoder call reports the documents and passages done, before the step is stored."""
+    from factdebate.tools.retrieval.index import EMBED_BATCH, ingest
+
+    docs = [
+        {"id": str(i), "title": f"Page {i}", "text": f"Fact number {i}.", "url": "", "source": ""}
+        for i in range(300)  # one passage each: a single step of 300 passages
+    ]
+    events: list[tuple[str, int, int]] = []
+
+    def encode(texts: list[str]) -> list[list[float]]:
+        events.append(("encode", len(texts), 0))
+        return [[float(len(t) % 5 + 1)] + [1.0] * 383 for t in texts]
+
+    ingest(
+        docs,  # type: ignore[arg-type]
+        "within",
+        source="within-test",
+        encode=encode,
+        on_batch=lambda d, p: events.append(("stored", d, p)),
+        on_embedded=lambda d, p: events.append(("embedded", d, p)),
+    )
+    embedded = [(d, p) for kind, d, p in events if kind == "embedded"]
+    assert embedded == [(EMBED_BATCH, EMBED_BATCH), (2 * EMBED_BATCH, 2 * EMBED_BATCH), (300, 300)]
+    first = events.index(("embedded", EMBED_BATCH, EMBED_BATCH))
+    assert events[first - 1][0] == "encode"  # told right after the first encoder call
+    assert events.index(("stored", 300, 300)) > first  # long before the step is stored
