@@ -28,6 +28,7 @@ from factdebate.cli import (  # noqa: E402
     verify,
 )
 from factdebate.cli.console import err  # noqa: E402
+from factdebate.cli.helptext import tidy_help  # noqa: E402
 from factdebate.tools.core.errors import FactDebateError  # noqa: E402
 
 app = typer.Typer(
@@ -38,6 +39,7 @@ app = typer.Typer(
 )
 for _module in (verify, index, bench, calibrate, answers, training, methods, review):
     _module.register(app)
+tidy_help(app)  # whole paragraphs in help screens, flags shown without a type
 
 
 def main() -> None:

@@ -46,8 +46,8 @@ def methods() -> None:
     """List the available methods."""
     from factdebate.graphs.registry import METHODS
 
-    for name, spec in METHODS.items():
-        out.print(f"[bold]{name}[/bold] ({spec.input_kind}): {spec.description}")
+    for name, spec in METHODS.items():  # one line each, whatever the width: greppable when piped
+        out.print(f"[bold]{name}[/bold] ({spec.input_kind}): {spec.description}", soft_wrap=True)
     out.print("Every setting of one, with defaults and ranges: factdebate settings METHOD")
 
 

@@ -71,3 +71,30 @@ def test_help_lists_methods_and_datasets_with_examples():
     assert "fever-mini" in runner.invoke(app, ["bench", "--help"], env={"COLUMNS": "200"}).output
     for command in ("index", "bench-retrieval", "score-answer", "syndec", "methods"):
         assert "Example:" in runner.invoke(app, [command, "--help"]).output, command
+
+
+def test_methods_listing_keeps_one_line_per_method_when_piped() -> None:
+    """At 80 columns (a pipe's default) each method is still one line, never wrapped."""
+    result = runner.invoke(app, ["methods"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    lines = result.output.rstrip("\n").splitlines()
+    assert len(lines) == len(METHODS) + 1
+    for line, (name, spec) in zip(lines, METHODS.items(), strict=False):
+        assert line == f"{name} ({spec.input_kind}): {spec.description}"
+
+
+@pytest.mark.parametrize("columns", ["60", "80", "140"])
+def test_help_wraps_whole_paragraphs_and_shows_no_type_for_flags(columns: str) -> None:
+    """`index --help` rewraps its docstring at any width; `verify --help` flags have no type."""
+    shown = runner.invoke(app, ["index", "--help"], env={"COLUMNS": columns, "NO_COLOR": "1"})
+    assert shown.exit_code == 0
+    text = " ".join(shown.output.split())  # the words, whatever the wrapping
+    assert "the live index is replaced only when the new one is complete." in text
+    lines = [line.strip() for line in shown.output.splitlines()]
+    assert "replaced" not in lines and "again (docs/corpus.md)." not in lines  # no short orphans
+    wide = {"COLUMNS": "200", "NO_COLOR": "1"}
+    verify = runner.invoke(app, ["verify", "--help"], env=wide).output
+    for flag in ("--review", "--approve", "--help"):
+        row = next(line for line in verify.splitlines() if f"{flag} " in line)
+        assert "<bool>" not in row, row
+    assert "<str>" in verify  # options taking a value keep their type
