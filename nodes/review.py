@@ -125,19 +125,22 @@ def make_review_node(choices: Choices) -> Node:
             return {}
         allowed = choices(context)
         proposed = state.get("verdict")
-        decision = check_decision(
-            interrupt(
-                {
-                    "kind": "review",
-                    "proposed": proposed,
-                    "justification": state.get("justification") or "",
-                    "stop_reason": state.get("stop_reason"),
-                    "rounds": state.get("rounds"),
-                    "choices": list(allowed) if allowed is not None else None,
-                }
-            ),
-            allowed,
-        )
+        request: dict[str, Any] = {
+            "kind": "review",
+            "proposed": proposed,
+            "justification": state.get("justification") or "",
+            "stop_reason": state.get("stop_reason"),
+            "rounds": state.get("rounds"),
+            "choices": list(allowed) if allowed is not None else None,
+        }
+        while True:
+            # A decision that does not fit pauses again with the same request (and why): the
+            # refused answer is never applied, and the thread waits for a good one.
+            try:
+                decision = check_decision(interrupt(request), allowed)
+                break
+            except ReviewError as exc:
+                request = {**request, "refused": str(exc)}
         record = {
             "status": "approved" if decision["approve"] else "overruled",
             "proposed": proposed,

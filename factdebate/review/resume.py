@@ -12,7 +12,10 @@ from langgraph.types import Command
 from factdebate.api import METHOD_KEY, build_context, stream_events
 from factdebate.graphs.registry import METHODS, load_method, resolve
 from factdebate.nodes.review import ReviewError, check_decision, pending_review
-from factdebate.runs.checkpoints import open_checkpointer
+from factdebate.runs.checkpoints import claim_checkpoint, open_checkpointer, release_checkpoint
+
+DECIDE = "review-decision"
+"""The purpose under which a paused checkpoint is claimed by the one caller that decides it."""
 
 
 async def stored_method(saver: Any, thread: str) -> str | None:
@@ -68,10 +71,14 @@ async def astream_resume(
 ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     """Apply a review decision to a thread awaiting review; yield updates, then the result.
 
+    Exactly one caller decides a paused thread: the decision claims the paused checkpoint
+    in the checkpoint database (a compare-and-set every process sees), and a caller that
+    finds it claimed is refused with "already decided".
+
     Raises:
-        ValueError: an unknown thread, a thread not awaiting review, or a decision that does
-            not fit (a verdict outside the method's labels, both or neither of approve and
-            verdict). Nothing is changed in those cases.
+        ValueError: an unknown thread, a thread not awaiting review, one another caller
+            already decided, or a decision that does not fit (a verdict outside the method's
+            labels, both or neither of approve and verdict). Nothing is changed in those cases.
     """
     async with open_checkpointer(checkpoint) as saver:
         name = await thread_method(saver, thread, method)
@@ -88,15 +95,31 @@ async def astream_resume(
         request = pending_review(snapshot)
         if request is None:
             status = "finished" if not snapshot.next else "still running (resume it first)"
+            review = snapshot.values.get("review")
+            if not snapshot.next and isinstance(review, dict) and review.get("status"):
+                status = f"already decided ({review['status']})"
             raise ReviewError(f"thread {thread!r} is not awaiting review: it is {status}")
         decision = check_decision(
             {"approve": True, "note": note} if approve else {"verdict": verdict, "note": note},
             tuple(request["choices"]) if request.get("choices") is not None else None,
         )
-        async for event in stream_events(
-            durable, Command(resume=decision), context, config=config, durability="sync"
-        ):
-            yield event
+        paused_at = str(snapshot.config["configurable"]["checkpoint_id"])
+        if not await claim_checkpoint(saver, thread, paused_at, DECIDE):
+            raise ReviewError(
+                f"thread {thread!r} is not awaiting review: it is already decided (by another "
+                "reviewer at this moment; nothing changed)"
+            )
+        applied = False
+        try:
+            async for event in stream_events(
+                durable, Command(resume=decision), context, config=config, durability="sync"
+            ):
+                applied = True
+                yield event
+        except BaseException:
+            if not applied:  # nothing reached the thread: another decision may still be made
+                await release_checkpoint(saver, thread, paused_at, DECIDE)
+            raise
 
 
 async def aresume(

@@ -1,0 +1,158 @@
+"""Review decisions under attack: a bad resume changes nothing, and a paused thread decides once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from langgraph.types import Command
+
+from factdebate.api import averify, build_context
+from factdebate.graphs.registry import load_method
+from factdebate.nodes.review import ReviewError, pending_review
+from factdebate.review.resume import aresume
+from factdebate.runs.checkpoints import open_checkpointer
+from tests.nodes.baselines.test_graph import CLAIM, mad_rules
+from tests.pg_server import PgServer, postgres_or_skip
+
+JUDGE_STOP = "Affirmative is right.\n**SUPPORTS**"
+VERDICTS = ["REFUTES", "NOT ENOUGH INFO", "SUPPORTS"]
+
+
+async def raw_resume(db: str, thread: str, name: str, value: Any) -> Any:
+    """Resume a thread as a LangGraph server does: the client's value goes straight in."""
+    async with open_checkpointer(db) as saver:
+        graph, _ = load_method("mad")
+        durable = graph.builder.compile(checkpointer=saver, name="mad")
+        config: Any = {"configurable": {"thread_id": thread}}
+        context = build_context("mad", model=name, review=True)
+        with contextlib.suppress(ReviewError):  # today's code raised here; the test goes on
+            await durable.ainvoke(Command(resume=value), config, context=context)
+        return await durable.aget_state(config)
+
+
+async def test_a_bad_resume_leaves_the_thread_awaiting_review(scripted, fake_tools, tmp_path):
+    name, _ = scripted(mad_rules(JUDGE_STOP))
+    db = f"sqlite:{tmp_path / 'c.db'}"
+    paused = await averify(CLAIM, "mad", model=name, review=True, thread="t1", checkpoint=db)
+    for bad in ({"verdict": "NOPE"}, "approve", {"approve": True, "verdict": "REFUTES"}):
+        state = await raw_resume(db, "t1", name, bad)
+        request = pending_review(state)
+        assert request is not None, f"{bad!r} ended the review"
+        assert request["proposed"] == paused["proposed"]["verdict"]
+        assert request["refused"]  # the pause says why the last answer was refused
+        assert "verdict" in state.values and state.values["verdict"] == "SUPPORTS"
+    done = await aresume("t1", checkpoint=db, verdict="refutes", note="after a typo", model=name)
+    assert done["verdict"] == "REFUTES" and done["review"]["status"] == "overruled"
+
+
+async def _three_reviewers(db: str, name: str) -> list[Any]:
+    await averify(CLAIM, "mad", model=name, review=True, thread="race", checkpoint=db)
+    return await asyncio.gather(
+        *(aresume("race", checkpoint=db, verdict=v, note=v) for v in VERDICTS),
+        return_exceptions=True,
+    )
+
+
+def _decided_once(outcomes: list[Any]) -> dict[str, Any]:
+    wins = [o for o in outcomes if isinstance(o, dict)]
+    losses = [o for o in outcomes if isinstance(o, BaseException)]
+    assert len(wins) == 1, outcomes
+    assert len(losses) == 2 and all(isinstance(e, ReviewError) for e in losses), losses
+    for loss in losses:
+        assert "already decided" in str(loss) and "\n" not in str(loss)
+    return wins[0]
+
+
+async def _history_decisions(db: str) -> list[Any]:
+    async with open_checkpointer(db) as saver:
+        seen = []
+        async for item in saver.alist({"configurable": {"thread_id": "race"}}):
+            review = (item.checkpoint.get("channel_values") or {}).get("review")
+            if review and review not in seen:
+                seen.append(review)
+        return seen
+
+
+async def test_three_concurrent_resumes_on_sqlite_decide_once(scripted, fake_tools, tmp_path):
+    name, _ = scripted(mad_rules(JUDGE_STOP))
+    db = f"sqlite:{tmp_path / 'c.db'}"
+    won = _decided_once(await _three_reviewers(db, name))
+    assert won["verdict"] in VERDICTS and won["review"]["note"] == won["verdict"]
+    assert len(await _history_decisions(db)) == 1
+    with pytest.raises(ReviewError, match="not awaiting review"):
+        await aresume("race", checkpoint=db, approve=True)
+
+
+@pytest.fixture(scope="module")
+def pg() -> Iterator[PgServer]:
+    yield from postgres_or_skip()
+
+
+@pytest.mark.service
+async def test_three_concurrent_resumes_on_postgres_decide_once(scripted, fake_tools, pg):
+    name, _ = scripted(mad_rules(JUDGE_STOP))
+    db = pg.create_database("decide_once")
+    won = _decided_once(await _three_reviewers(db, name))
+    assert won["verdict"] in VERDICTS
+    assert len(await _history_decisions(db)) == 1
+
+
+async def test_a_resume_that_fails_before_it_applies_can_be_made_again(
+    scripted, fake_tools, tmp_path, monkeypatch: pytest.MonkeyPatch
+):
+    """The claim is given back when nothing reached the thread (a crash-free failure)."""
+    import factdebate.review.resume as resume
+
+    name, _ = scripted(mad_rules(JUDGE_STOP))
+    db = f"sqlite:{tmp_path / 'c.db'}"
+    await averify(CLAIM, "mad", model=name, review=True, thread="t1", checkpoint=db)
+    real = resume.stream_events
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise ConnectionError("the database went away")
+
+    monkeypatch.setattr(resume, "stream_events", broken)
+    with pytest.raises(ConnectionError):
+        await aresume("t1", checkpoint=db, approve=True)
+    monkeypatch.setattr(resume, "stream_events", real)
+    done = await aresume("t1", checkpoint=db, approve=True)
+    assert done["review"]["status"] == "approved"
+
+
+@pytest.mark.slow
+async def test_a_live_server_refuses_a_bad_resume_and_the_thread_stays_resumable(tmp_path: Path):
+    from langgraph_sdk import get_client
+
+    from tests.conftest import REPO
+    from tests.langgraph_server import LanggraphDev
+
+    graph = str(REPO / "tests" / "server_graph.py") + ":graph"
+    dev = LanggraphDev(tmp_path / "srv", {"tool-mad": graph})
+    dev.start()
+    try:
+        client = get_client(url=dev.url)
+        context = {"model": "scripted-server", "review": True}
+        thread = (await client.threads.create())["thread_id"]
+        claim = {"claim": "The Eiffel Tower is located in Paris."}
+        await client.runs.wait(thread, "tool-mad", input=claim, context=context)
+        before = await client.threads.get_state(thread)
+        assert before["next"] == ["human_review"]
+        for bad in ({"verdict": "NOPE"}, {"approve": True, "verdict": "REFUTES"}, "yes"):
+            with pytest.raises(httpx.HTTPStatusError) as caught:
+                await client.runs.wait(thread, "tool-mad", command={"resume": bad}, context=context)
+            assert caught.value.response.status_code == 422
+            assert caught.value.response.json()["detail"]
+        after = await client.threads.get_state(thread)
+        assert after["checkpoint"] == before["checkpoint"] and after["next"] == before["next"]
+        done = await client.runs.wait(
+            thread, "tool-mad", command={"resume": {"approve": True}}, context=context
+        )
+        assert done["verdict"] == "SUPPORTS" and done["review"]["status"] == "approved"
+    finally:
+        dev.stop()
