@@ -44,9 +44,11 @@ def print_result(result: dict[str, Any]) -> None:
     total = result["cost"].get("total", {})
     out.rule("Verdict")
     out.print(
-        f"[bold green]{result.get('verdict') or 'NO VERDICT (unparseable)'}[/bold green] "
+        f"[bold green]{escape(str(result.get('verdict') or no_verdict(result)))}[/bold green] "
         f"— stop reason: {result.get('stop_reason')}, rounds: {result.get('rounds')}"
     )
+    if not result.get("verdict") and (failed := _failed_calls(result)):
+        out.print(f"first failed model call: {failed[0].get('message')}", markup=False)
     decided_by = result.get("decided_by") or {}
     if decided_by.get("agent"):
         out.print(
@@ -70,9 +72,46 @@ def print_result(result: dict[str, Any]) -> None:
             markup=False,
         )
     out.print(
-        f"LLM calls {total.get('llm_calls', 0)}, tokens in {total.get('input_tokens', 0)}"
-        f" / out {total.get('output_tokens', 0)}; recorded errors: {len(result['errors'])}"
+        f"{'this fork: ' if replay else ''}LLM calls {total.get('llm_calls', 0)}, tokens in "
+        f"{total.get('input_tokens', 0)} / out {total.get('output_tokens', 0)}; "
+        f"recorded errors{' (whole thread)' if replay else ''}: {len(result['errors'])}"
     )
+    if replay and "parent_cost" in replay:
+        before = (replay.get("parent_cost") or {}).get("total") or {}
+        out.print(
+            f"parent {replay.get('parent_thread')} up to {replay.get('from')}: LLM calls "
+            f"{before.get('llm_calls', 0)}, tokens in {before.get('input_tokens', 0)} / out "
+            f"{before.get('output_tokens', 0)}",
+            markup=False,
+        )
+
+
+NO_REPLY_KINDS = ("model_error", "timeout", "rate_limited")
+"""Error kinds of a model call that brought no reply back."""
+
+
+def _failed_calls(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The run's errors for model calls that got no reply."""
+    return [e for e in result.get("errors") or [] if e.get("kind") in NO_REPLY_KINDS]
+
+
+def no_verdict(result: dict[str, Any]) -> str:
+    """What the verdict line says when there is none: why, as far as the errors tell.
+
+    "unparseable" only when a reply came and could not be read; calls that got no reply are
+    said so, and a budget stop by its name.
+    """
+    kinds = {e.get("kind") for e in result.get("errors") or []}
+    failed = _failed_calls(result)
+    if result.get("stop_reason") == "budget_exhausted":
+        return "NO VERDICT (budget exhausted)"
+    if failed and "parse_error" not in kinds:
+        return f"NO VERDICT (no reply from the model: {len(failed)} failed call(s))"
+    if failed:
+        return "NO VERDICT (some model calls failed, other replies were unreadable)"
+    if "parse_error" in kinds:
+        return "NO VERDICT (unparseable)"
+    return "NO VERDICT"
 
 
 def show_final(result: dict[str, Any], as_json: bool) -> None:

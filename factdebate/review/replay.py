@@ -134,7 +134,9 @@ async def astream_replay(
     ``settings`` are the fork's (another judge model, threshold, round limit...); the stored
     debate is left as it was. Yields ``("replay", record)`` first, then the node updates, then
     ``("result", contract)`` whose ``replay`` key names the parent thread and step (or
-    ``("awaiting_review", ...)`` when the fork's settings ask for review).
+    ``("awaiting_review", ...)`` when the fork's settings ask for review). The contract's
+    ``cost`` is the fork's own (the calls made after the fork point); ``replay.parent_cost``
+    is what the parent had spent up to that point.
 
     Raises:
         ValueError: a bad ``start``, an unknown thread or step, or a fork thread in use.
@@ -165,12 +167,25 @@ async def astream_replay(
         await _copy_until(saver, thread, record["parent_checkpoint"], new, record)
         yield "replay", record
         config = {"configurable": {"thread_id": new}, "metadata": {METHOD_KEY: name}}
+        parent_cost = dict((fork_point.values or {}).get("cost") or {})
         async for event, data in stream_events(
             durable, None, context, config=config, durability="sync"
         ):
-            if event == "result":
-                data = {**data, "replay": record}
+            if event == "result":  # the fork's own cost; the parent's up to the fork apart
+                own = cost_since(data.get("cost") or {}, parent_cost)
+                data = {**data, "cost": own, "replay": {**record, "parent_cost": parent_cost}}
             yield event, data
+
+
+def cost_since(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+    """Per-role usage in ``after`` less ``before`` (what ran since): roles left at zero dropped."""
+    own: dict[str, Any] = {}
+    for role, usage in after.items():
+        was = before.get(role) or {}
+        left = {k: int(v) - int(was.get(k, 0)) for k, v in dict(usage).items()}
+        if role == "total" or any(left.values()):
+            own[role] = left
+    return own
 
 
 async def areplay(

@@ -207,6 +207,11 @@ def test_cli_history_replay_and_review_queue(tmp_path: Path) -> None:
     assert fork.returncode == 0, fork.stderr
     result = json.loads(fork.stdout)
     assert result["replay"]["parent_thread"] == "h" and result["verdict"] == "SUPPORTS"
+    shown = cli("replay", "h", "--from", "judge", "--checkpoint", db, "--to", "h3",
+                "--judge-model", "cot-fake")  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert "this fork: LLM calls 1," in shown.stdout  # the fork's one judge call
+    assert "parent h up to judge: LLM calls 2," in shown.stdout  # two debaters before it
     missing = cli("replay", "nope", "--from", "judge", "--checkpoint", db)
     assert missing.returncode == 2 and "unknown thread 'nope'" in missing.stderr
     # A bench run stops every item at review; `factdebate review` walks the queue.
@@ -273,6 +278,10 @@ async def test_replay_changes_the_judge_and_reruns_only_what_follows(
     assert fork["replay"]["parent_thread"] == "orig" and fork["replay"]["from"] == "judge@2"
     assert fork["replay"]["parent_step"] is not None
     assert len(fork["transcript"]) == 4  # the two rounds copied from the original
+    # The fork's cost is its own call; what the parent spent up to the fork point is apart.
+    assert fork["cost"]["total"]["llm_calls"] == 1 and set(fork["cost"]) == {"judge", "total"}
+    parent = fork["replay"]["parent_cost"]["total"]["llm_calls"]
+    assert parent == first["cost"]["total"]["llm_calls"] - 1
     # The original is untouched, and the fork's history names its parent.
     assert await ahistory("orig", checkpoint=db) == before
     forked = await ahistory("fork", checkpoint=db)
