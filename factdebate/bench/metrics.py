@@ -34,8 +34,9 @@ def label_metrics(
     a three-label dataset); ``unparsed``, no readable verdict (None, or not a verdict label).
     ``unreadable`` (aligned with ``gold``) marks which items without a verdict count as
     unparsed; the caller counts the others under their own names (model calls failed, a
-    budget stopped them). Macro-F1 averages over all ``labels`` (a label never in gold nor
-    predicted contributes 0.0).
+    budget stopped them). ``macro_f1`` averages over all ``labels`` (a label never in gold nor
+    predicted contributes 0.0, so it is comparable across samples); ``macro_f1_present``
+    averages over ``macro_f1_labels`` only, the labels found in gold or in the predictions.
     Every zero division yields 0.0.
 
     Args:
@@ -45,9 +46,9 @@ def label_metrics(
         unreadable: Per item, whether a missing verdict is an unreadable one (default: all).
 
     Returns:
-        ``{"n", "accuracy", "unparsed", "out_of_labels", "macro_f1", "per_class": {label:
-        {"precision", "recall", "f1", "support"}}, "confusion": {gold: {pred or "UNPARSED":
-        count}}}``.
+        ``{"n", "accuracy", "unparsed", "out_of_labels", "macro_f1", "macro_f1_present",
+        "macro_f1_labels", "per_class": {label: {"precision", "recall", "f1", "support"}},
+        "confusion": {gold: {pred or "UNPARSED": count}}}``.
 
     Raises:
         ValueError: If lengths differ or a gold label is not in ``labels``.
@@ -77,6 +78,7 @@ def label_metrics(
             "f1": _f1(precision, recall),
             "support": support,
         }
+    present = [label for label in labels if label in set(gold) or label in set(pred)]
     return {
         "n": len(gold),
         "accuracy": _ratio(sum(confusion[g][g] for g in labels), len(gold)),
@@ -86,6 +88,8 @@ def label_metrics(
         ),
         "out_of_labels": sum(outside),
         "macro_f1": _ratio(sum(float(c["f1"]) for c in per_class.values()), len(labels)),
+        "macro_f1_present": _ratio(sum(float(per_class[x]["f1"]) for x in present), len(present)),
+        "macro_f1_labels": present,
         "per_class": per_class,
         "confusion": confusion,
     }

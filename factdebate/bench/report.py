@@ -209,6 +209,7 @@ def _label_lines(metrics: dict[str, Any]) -> list[str]:
         f"{metrics.get('out_of_labels', 0)} | {metrics['failed']} | "
         f"{metrics['items_with_errors']} | {metrics['mean_rounds']:.2f} |",
         "",
+        *_macro_lines(metrics),
         *_majority_lines(metrics),
         "## Per class",
         "",
@@ -230,6 +231,21 @@ def _label_lines(metrics: dict[str, Any]) -> list[str]:
         ),
         "",
         "![confusion matrix](confusion.png)",
+        "",
+    ]
+
+
+def _macro_lines(metrics: dict[str, Any]) -> list[str]:
+    """Which classes each macro-F1 averages over: all the dataset's labels, or those seen."""
+    present = metrics.get("macro_f1_labels")
+    if present is None:
+        return []
+    labels = metrics["labels"]
+    return [
+        f"Macro-F1 averages the F1 of all {len(labels)} labels of the dataset "
+        f"({', '.join(labels)}); a label neither in gold nor predicted scores 0. Over the "
+        f"{len(present)} labels in gold or predictions ({', '.join(present) or 'none'}) it is "
+        f"{_pct(metrics['macro_f1_present'])}.",
         "",
     ]
 

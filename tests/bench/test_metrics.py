@@ -88,3 +88,16 @@ def test_retrieval_metrics_cutoff_and_empty() -> None:
     assert retrieval_metrics([], [])["recall@1"] == 0.0
     with pytest.raises(ValueError):
         retrieval_metrics([["a"]], [])
+
+
+def test_macro_f1_names_the_classes_it_averages() -> None:
+    """A label neither in gold nor predicted counts in macro_f1 only; macro_f1_present skips it."""
+    gold = [S, S, R, R]
+    pred = [S, R, R, None]
+    m = label_metrics(gold, pred, [S, R, N])
+    # SUPPORTS: P=1, R=1/2, F1=2/3; REFUTES: P=1/2, R=1/2, F1=1/2; NEI: never seen, F1=0
+    assert m["macro_f1"] == pytest.approx((2 / 3 + 1 / 2) / 3)
+    assert m["macro_f1_labels"] == [S, R]
+    assert m["macro_f1_present"] == pytest.approx((2 / 3 + 1 / 2) / 2)
+    predicted_only = label_metrics([S, S], [S, N], [S, R, N])  # NEI predicted, never gold
+    assert predicted_only["macro_f1_labels"] == [S, N]

@@ -73,3 +73,27 @@ def test_compare_refuses_label_and_answer_runs_together(tmp_path: Path) -> None:
         (tmp_path / name / "metrics.json").write_text(json.dumps({"task": task}))
     with pytest.raises(ValueError, match="cannot compare"):
         compare_runs([tmp_path / "labels", tmp_path / "answers"])
+
+
+def test_report_says_which_classes_macro_f1_averages(tmp_path: Path) -> None:
+    """A three-label run whose items hold two labels: both macro-F1s, each with its classes."""
+    from factdebate.bench.report import render_report
+
+    rows = [
+        {"id": str(i), "gold": g, "prediction": p, "stop_reason": "consensus", "rounds": 1}
+        | {"errors": [], "cost": {}, "latency_s": 1.0}
+        for i, (g, p) in enumerate([("SUPPORTS", "SUPPORTS"), ("REFUTES", "SUPPORTS")])
+    ]
+    metrics = compute_metrics(rows, ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO"))
+    report = render_report(metrics, {"method": "cot", "dataset": "x"})
+    assert metrics["macro_f1"] == pytest.approx((2 / 3) / 3)  # SUPPORTS' F1 over three labels
+    assert (
+        "Macro-F1 averages the F1 of all 3 labels of the dataset (SUPPORTS, REFUTES, NOT ENOUGH "
+        "INFO); a label neither in gold nor predicted scores 0. Over the 2 labels in gold or "
+        "predictions (SUPPORTS, REFUTES) it is 33.3." in report
+    )
+    from factdebate.bench.page import render_bench_page
+
+    metrics |= {"run": {"method": "cot", "dataset": "x", "context": {}}, "task": "labels"}
+    page = render_bench_page(tmp_path, metrics, rows)
+    assert '22.2 <span class="muted">(33.3 over SUPPORTS, REFUTES)</span>' in page
