@@ -159,12 +159,21 @@ class ContextCheck:
                 return
         thread = _THREAD_RUN.match(path)
         command = data.get("command") if isinstance(data, dict) else None
-        if thread and isinstance(command, dict) and "resume" in command:
+        if thread and isinstance(data, dict) and isinstance(command, dict) and "resume" in command:
             state = await self._get_json(scope, f"/threads/{thread['thread']}/state")
             problem = resume_problem(command["resume"], state)
             if problem:
                 await _reply(send, 422, problem)
                 return
+            if review_decided(state):
+                await _reply(send, 409, _decided(thread["thread"]))
+                return
+            # Decide once: a resume never queues behind (or cancels) another run of the thread;
+            # the server refuses it with a 409 while one is in flight.
+            data["multitask_strategy"] = "reject"
+            body = json.dumps(data).encode("utf-8")
+            scope = {**scope, "headers": _with_length(scope.get("headers", []), len(body))}
+            send = _conflict_as_decided(send, thread["thread"])
         replayed = False
 
         async def replay() -> Message:
@@ -210,6 +219,43 @@ class ContextCheck:
             return json.loads(b"".join(chunks))
         except ValueError:
             return None
+
+
+def review_decided(state: Any) -> bool:
+    """Whether a thread's state (server JSON) shows a finished run whose review was decided."""
+    if not isinstance(state, dict) or state.get("next"):
+        return False
+    values = state.get("values")
+    review = values.get("review") if isinstance(values, dict) else None
+    return isinstance(review, dict) and bool(review.get("status"))
+
+
+def _decided(thread: str) -> str:
+    return f"thread {thread!r} is not awaiting review: it is already decided"
+
+
+def _with_length(headers: list[tuple[bytes, bytes]], length: int) -> list[tuple[bytes, bytes]]:
+    """``headers`` with their content-length set to ``length``."""
+    kept = [(k, v) for k, v in headers if k.lower() != b"content-length"]
+    return [*kept, (b"content-length", str(length).encode())]
+
+
+def _conflict_as_decided(send: Send, thread: str) -> Send:
+    """``send`` that words the server's 409 (a run of the thread in flight) as a decision."""
+    conflict = False
+
+    async def wrapped(message: Message) -> None:
+        nonlocal conflict
+        if message["type"] == "http.response.start" and message.get("status") == 409:
+            conflict = True
+            return
+        if conflict and message["type"] == "http.response.body":
+            if not message.get("more_body", False):
+                await _reply(send, 409, _decided(thread) + " (another resume is running)")
+            return
+        await send(message)
+
+    return wrapped
 
 
 async def _reply(send: Send, status: int, detail: str) -> None:

@@ -156,3 +156,54 @@ async def test_a_live_server_refuses_a_bad_resume_and_the_thread_stays_resumable
         assert done["verdict"] == "SUPPORTS" and done["review"]["status"] == "approved"
     finally:
         dev.stop()
+
+
+@pytest.mark.slow
+async def test_three_concurrent_resumes_on_a_live_server_decide_once(tmp_path: Path):
+    from langgraph_sdk import get_client
+
+    from tests.conftest import REPO
+    from tests.langgraph_server import LanggraphDev
+
+    graph = str(REPO / "tests" / "server_graph.py") + ":graph"
+    dev = LanggraphDev(tmp_path / "srv", {"tool-mad": graph})
+    dev.start()
+    try:
+        client = get_client(url=dev.url)
+        context = {"model": "scripted-server", "review": True}
+        thread = (await client.threads.create())["thread_id"]
+        claim = {"claim": "The Eiffel Tower is located in Paris."}
+        await client.runs.wait(thread, "tool-mad", input=claim, context=context)
+        outcomes = await asyncio.gather(
+            *(
+                client.runs.wait(
+                    thread, "tool-mad", command={"resume": {"verdict": v}}, context=context
+                )
+                for v in VERDICTS
+            ),
+            return_exceptions=True,
+        )
+        wins = [o for o in outcomes if isinstance(o, dict) and o.get("review")]
+        refused = [o for o in outcomes if isinstance(o, httpx.HTTPStatusError)]
+        assert len(wins) == 1 and len(refused) == 2, outcomes
+        for error in refused:
+            assert error.response.status_code == 409
+            assert "already decided" in error.response.json()["detail"]
+        history = await client.threads.get_history(thread, limit=50)
+        decisions = {json_key(h["values"].get("review")) for h in history}
+        assert len(decisions - {"null"}) == 1
+        again = client.runs.wait(
+            thread, "tool-mad", command={"resume": {"approve": True}}, context=context
+        )
+        with pytest.raises(httpx.HTTPStatusError) as caught:
+            await again
+        assert caught.value.response.status_code == 409
+    finally:
+        dev.stop()
+
+
+def json_key(value: Any) -> str:
+    """A hashable form of a JSON value."""
+    import json
+
+    return json.dumps(value, sort_keys=True)
