@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
@@ -191,7 +192,25 @@ def _read_jsonl(root: Path, file: Path) -> Records:
         yield where, record if isinstance(record, str) else _plain(where, record)
 
 
-_BRACKETS = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-COLON-": ":"}
+_BRACKETS = {
+    "-LRB-": "(",
+    "-RRB-": ")",
+    "-LSB-": "[",
+    "-RSB-": "]",
+    "-LCB-": "{",
+    "-RCB-": "}",
+    "-COLON-": ":",
+}
+# FEVER's sentences are tokenized Penn-Treebank style: a space before punctuation and closing
+# brackets, after opening ones, before contractions, and `` '' for double quotes.
+_SPACED = [
+    (re.compile(r"``\s*"), '"'),
+    (re.compile(r"\s*''"), '"'),
+    (re.compile(r"([(\[{])\s+"), r"\1"),
+    (re.compile(r"\s+([)\]},.;!?%])"), r"\1"),
+    (re.compile(r"\s+:(?!\s*\d)"), ":"),  # not in a ratio or a time (3 : 2)
+    (re.compile(r"\s+(n't|'s|'re|'ve|'ll|'d|'m)\b", re.IGNORECASE), r"\1"),
+]
 
 
 def fever_title(page: str) -> str:
@@ -201,8 +220,24 @@ def fever_title(page: str) -> str:
     return page.replace("_", " ")
 
 
+def fever_text(sentence: str) -> str:
+    """A FEVER ``wiki-pages`` sentence as plain text: brackets, quotes and spacing restored.
+
+    ``Santana , 1947 -RRB- .`` reads ``Santana, 1947).``; what models and pages are shown is
+    the restored text (the dump's tokens are not words a model should quote).
+    """
+    for token, char in _BRACKETS.items():
+        sentence = sentence.replace(token, char)
+    for pattern, replacement in _SPACED:
+        sentence = pattern.sub(replacement, sentence)
+    return " ".join(sentence.split())
+
+
 def _read_fever(root: Path, file: Path) -> Records:
-    """FEVER ``wiki-pages``: one document a page, its sentences one a line (links dropped)."""
+    """FEVER ``wiki-pages``: one document a page, its sentences one a line (links dropped).
+
+    The dump's escapes are restored (``fever_text``): ``-LRB-`` reads ``(``, and so on.
+    """
     for where, record in _json_lines(file):
         if isinstance(record, str):
             yield where, record
@@ -217,7 +252,7 @@ def _read_fever(root: Path, file: Path) -> Records:
         for line in lines.split("\n"):
             parts = line.split("\t")
             if len(parts) > 1 and parts[1].strip():
-                sentences.append(parts[1].strip())
+                sentences.append(fever_text(parts[1]))
         if sentences:  # disambiguation and empty pages have none
             yield where, _evidence(page, fever_title(page), "\n".join(sentences))
 

@@ -87,9 +87,9 @@ def test_fever_pages_become_documents_of_sentence_lines(tmp_path: Path) -> None:
     nikolaj = docs[0]
     assert nikolaj["title"] == "Nikolaj Coster-Waldau"
     assert nikolaj["text"].split("\n") == [
-        "Nikolaj Coster-Waldau -LRB- born 27 July 1970 -RRB- is a Danish actor and producer .",
-        "He graduated from the Danish National School of Performing Arts in Copenhagen in 1993 .",
-    ]  # hyperlink columns dropped
+        "Nikolaj Coster-Waldau (born 27 July 1970) is a Danish actor and producer.",
+        "He graduated from the Danish National School of Performing Arts in Copenhagen in 1993.",
+    ]  # hyperlink columns dropped, the dump's escapes restored
     assert count_records(folder) == 4
 
 
@@ -100,7 +100,8 @@ def test_long_fever_page_splits_at_sentence_lines(tmp_path: Path) -> None:
     passages = split_passages(iter_documents(tmp_path / "w"))
     assert len(passages) > 1
     for passage in passages:
-        assert set(passage["text"].split("\n")) <= set(sentences)  # whole sentences only
+        restored = {s.replace(" .", ".") for s in sentences}  # the dump's spacing undone
+        assert set(passage["text"].split("\n")) <= restored  # whole sentences only
 
 
 def test_kilt_pages_join_paragraphs_without_markup(tmp_path: Path) -> None:
@@ -371,3 +372,24 @@ def test_progress_moves_within_a_step_of_passages(data_home: Path) -> None:
     first = events.index(("embedded", EMBED_BATCH, EMBED_BATCH))
     assert events[first - 1][0] == "encode"  # told right after the first encoder call
     assert events.index(("stored", 300, 300)) > first  # long before the step is stored
+
+
+@pytest.mark.parametrize(
+    ("dumped", "shown"),
+    [
+        (
+            "Carlos Santana -LRB- -LSB- siˈmon -RSB- ; born July 20 , 1947 -RRB- is a guitarist .",
+            "Carlos Santana ([siˈmon]; born July 20, 1947) is a guitarist.",
+        ),
+        (
+            "He said `` no '' and did n't go ; it 's 50 % .",
+            "He said \"no\" and didn't go; it's 50%.",
+        ),
+        ("Genre -COLON- rock , pop ! Ratio 3 : 2 ?", "Genre: rock, pop! Ratio 3 : 2?"),
+        ("Plain text, already clean.", "Plain text, already clean."),
+    ],
+)
+def test_fever_text_restores_the_dumps_escapes(dumped: str, shown: str) -> None:
+    from factdebate.tools.retrieval.corpus import fever_text
+
+    assert fever_text(dumped) == shown
