@@ -158,3 +158,16 @@ def test_readme_stays_a_guide_and_its_example_files_exist() -> None:
     assert [name for name in sorted(named) if not (REPO / name).is_file()] == []
     links = re.findall(r"\]\(((?:docs/)[^)#]+)", readme)
     assert links and [link for link in links if not (REPO / link).is_file()] == []
+
+
+def test_milvus_server_commands_need_no_root_and_no_fixed_port() -> None:
+    """The README's and the scale page's server command run as a user on a busy machine."""
+    for page in (REPO / "README.md", REPO / "docs" / "scale.md"):
+        text = page.read_text(encoding="utf-8")
+        commands = [line for line in text.splitlines() if line.startswith(".milvus-venv/bin/")]
+        assert commands, page
+        for line in commands:
+            data = re.search(r"--data (\S+)", line)
+            assert data and data[1].startswith(("~/", "$HOME/", "./")), line  # a user's folder
+            assert "--proxy-port $PORT" in line, line  # the free port picked above it
+        assert 's.bind(("", 0))' in text and "http://127.0.0.1:19530" not in text, page
