@@ -17,7 +17,7 @@ from factdebate.nodes.claims import InputError, clean_claim
 from factdebate.nodes.review import is_review, proposal, review_wanted
 from factdebate.runs.checkpoints import check_checkpoint as check_checkpoint
 from factdebate.runs.checkpoints import checkpoint_path as checkpoint_path
-from factdebate.runs.checkpoints import open_checkpointer
+from factdebate.runs.checkpoints import open_checkpointer, thread_lease
 from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.core.files import check_target
 from factdebate.tools.core.records import Evidence
@@ -176,7 +176,8 @@ async def astream_verify(
     if not checkpoint or not thread:
         raise SettingsError("--thread and --checkpoint go together: give both or neither")
     builder = graph.builder
-    async with open_checkpointer(checkpoint) as saver:
+    # one runner per stored thread: a second process (or task) is refused, never forks it
+    async with open_checkpointer(checkpoint) as saver, thread_lease(saver, checkpoint, thread):
         durable = builder.compile(checkpointer=saver, name=spec.name)
         config: dict[str, Any] = {
             "configurable": {"thread_id": thread},

@@ -289,3 +289,62 @@ async def release_checkpoint(saver: Any, thread: str, checkpoint_id: str, purpos
 def _is_postgres_saver(saver: Any) -> bool:
     """Whether ``saver`` keeps its checkpoints in PostgreSQL (else SQLite)."""
     return type(saver).__module__.startswith("langgraph.checkpoint.postgres")
+
+
+class ThreadBusyError(CheckpointError):
+    """Another process (or task) is running the same stored thread right now."""
+
+
+def _lease_key(thread: str) -> int:
+    """A signed 64-bit advisory-lock key for ``thread`` (PostgreSQL's bigint)."""
+    import hashlib
+
+    digest = hashlib.sha256(f"factdebate-thread:{thread}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+@asynccontextmanager
+async def thread_lease(saver: Any, spec: str, thread: str) -> AsyncIterator[None]:
+    """Hold the run lease of ``thread`` for the block: one runner of a stored thread at a time.
+
+    PostgreSQL: a session advisory lock on the saver's connection; SQLite: an exclusive
+    ``flock`` on a lock file beside the database. Both end with the process, so a killed
+    runner never leaves the thread locked.
+
+    Raises:
+        ThreadBusyError: another runner holds the lease (nothing was run).
+    """
+    busy = ThreadBusyError(
+        f"thread {thread!r} is being run by another process right now: wait for it to finish, "
+        "then run the same command again"
+    )
+    if _is_postgres_saver(saver):
+        key = _lease_key(thread)
+        async with saver.lock:
+            cursor = await saver.conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (key,))
+            row = await cursor.fetchone()
+        if not (row and row["ok"]):
+            raise busy
+        try:
+            yield
+        finally:
+            with contextlib.suppress(Exception):  # a lost connection has released it already
+                async with saver.lock:
+                    await saver.conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        return
+    import fcntl
+    import hashlib
+    import os
+
+    folder = checkpoint_path(spec).with_name(checkpoint_path(spec).name + ".leases")
+    folder.mkdir(parents=True, exist_ok=True)
+    name = hashlib.sha256(thread.encode()).hexdigest()[:32] + ".lock"
+    fd = os.open(folder / name, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise busy from None
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock

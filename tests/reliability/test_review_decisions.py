@@ -207,3 +207,56 @@ def json_key(value: Any) -> str:
     import json
 
     return json.dumps(value, sort_keys=True)
+
+
+def _slow_mad(scripted: Any) -> tuple[str, Any]:
+    """A MAD model whose every call takes a moment, so two runners of one thread overlap."""
+    import time
+
+    def slow(prompt: str) -> bool:
+        time.sleep(0.2)
+        return False
+
+    return scripted([(slow, ""), *mad_rules(JUDGE_STOP)])
+
+
+async def _two_runners(db: str, name: str) -> list[Any]:
+    return await asyncio.gather(
+        *(averify(CLAIM, "mad", model=name, thread="shared", checkpoint=db) for _ in range(2)),
+        return_exceptions=True,
+    )
+
+
+def _ran_once(outcomes: list[Any], model: Any, calls_alone: int) -> None:
+    from factdebate.runs.checkpoints import ThreadBusyError
+
+    done = [o for o in outcomes if isinstance(o, dict)]
+    busy = [o for o in outcomes if isinstance(o, BaseException)]
+    assert len(done) == 1 and len(busy) == 1, outcomes
+    assert isinstance(busy[0], ThreadBusyError) and "\n" not in str(busy[0])
+    assert len(model.prompts) == calls_alone  # no model call was repeated
+
+
+async def _calls_alone(scripted: Any, tmp_path: Path) -> int:
+    name, model = _slow_mad(scripted)
+    await averify(
+        CLAIM, "mad", model=name, thread="alone", checkpoint=f"sqlite:{tmp_path / 'a.db'}"
+    )
+    return len(model.prompts)
+
+
+async def test_two_runners_of_one_sqlite_thread_run_it_once(scripted, fake_tools, tmp_path):
+    alone = await _calls_alone(scripted, tmp_path)
+    name, model = _slow_mad(scripted)
+    db = f"sqlite:{tmp_path / 'c.db'}"
+    _ran_once(await _two_runners(db, name), model, alone)
+    again = await averify(CLAIM, "mad", model=name, thread="shared", checkpoint=db)
+    assert again["verdict"] == "SUPPORTS" and len(model.prompts) == alone  # the lease is free
+
+
+@pytest.mark.service
+async def test_two_runners_of_one_postgres_thread_run_it_once(scripted, fake_tools, pg, tmp_path):
+    alone = await _calls_alone(scripted, tmp_path)
+    name, model = _slow_mad(scripted)
+    db = pg.create_database("one_runner")
+    _ran_once(await _two_runners(db, name), model, alone)
