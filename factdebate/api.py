@@ -22,7 +22,7 @@ from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.core.files import check_target
 from factdebate.tools.core.records import Evidence
 from factdebate.tools.core.secrets import redact_deep
-from factdebate.tools.models.providers import register_model, resolve_model
+from factdebate.tools.models.providers import is_remote, register_model, resolve_model
 
 MODEL_FIELDS = ("model", "debater_model", "judge_model", "scorer_model")
 MAX_CONCURRENCY = 64  # items in flight in one bench or SynDeC run
@@ -62,6 +62,34 @@ def check_models(context: Any) -> None:
             timeout=context.call_timeout_s,
             top_p=context.top_p,
         )
+
+
+def check_reachable(context: Any) -> None:
+    """Send each distinct remote model of the run one tiny call; refuse one that cannot be reached.
+
+    Embedded models and model objects are skipped. A refused connection, an unknown host,
+    refused credentials (401/403) or an unknown model (404) raise at once; rate limits, 5xx
+    and slow answers let the run go on (its calls retry them as usual).
+
+    Raises:
+        ModelUnreachableError: a role's model cannot be reached (one line, with the cause).
+    """
+    from factdebate.tools.models.reach import PROBE_TIMEOUT_S, probe
+
+    specs = [context.model_for(role) for role in ("debater", "judge", "scorer")]
+    for name in ("juror_models", "expert_models"):
+        specs += list(getattr(context, name, None) or [])
+    for spec in dict.fromkeys(specs):  # each model once, in role order
+        if not is_remote(spec):
+            continue
+        model = resolve_model(
+            spec,
+            temperature=context.temperature,
+            max_tokens=context.max_output_tokens,
+            timeout=context.call_timeout_s,
+            top_p=context.top_p,
+        )
+        probe(spec, model, min(PROBE_TIMEOUT_S, float(context.call_timeout_s)))
 
 
 def input_keys(graph: Any) -> set[str]:

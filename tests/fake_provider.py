@@ -3,7 +3,9 @@
 It answers ``POST /v1/chat/completions`` with text from a responder function, honours
 ``max_completion_tokens``/``max_tokens`` by cutting the answer (one token = 4 characters, as
 the recorded answers count them) and then reports ``finish_reason: "length"``, reports
-usage, and records every request so tests can see caps and response formats.
+usage, and records every request so tests can see caps and response formats. With ``status``
+set (401, 404, ...) it answers every request with that HTTP error instead, as a provider
+refusing a key or not knowing a model does.
 """
 
 from __future__ import annotations
@@ -35,8 +37,10 @@ class _Server(ThreadingHTTPServer):
 class FakeProvider:
     """A running fake server: its base URL, the requests it got, and the answers it sent."""
 
-    def __init__(self, responder: Responder) -> None:
+    def __init__(self, responder: Responder, status: int | None = None) -> None:
         self.responder = responder
+        self.status = status
+        """HTTP error status to answer every request with (None: answer normally)."""
         self.requests: list[dict[str, Any]] = []
         self.replies: list[dict[str, Any]] = []
         self.lock = threading.Lock()
@@ -56,6 +60,11 @@ class FakeProvider:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if provider.status is not None:
+                    with provider.lock:
+                        provider.requests.append(body)
+                    self._error(provider.status)
+                    return
                 prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
                 answer = provider.responder(prompt, body)
                 cap = body.get("max_completion_tokens") or body.get("max_tokens")
@@ -90,13 +99,28 @@ class FakeProvider:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _error(self, status: int) -> None:
+                """An OpenAI-style error body with ``status``."""
+                message = {401: "Incorrect API key provided", 404: "The model does not exist"}
+                error = {
+                    "message": message.get(status, f"error {status}"),
+                    "type": "invalid_request_error",
+                    "code": str(status),
+                }
+                data = json.dumps({"error": error}).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
         return Handler
 
 
 @contextmanager
-def fake_provider(responder: Responder) -> Iterator[FakeProvider]:
+def fake_provider(responder: Responder, status: int | None = None) -> Iterator[FakeProvider]:
     """Run a FakeProvider on 127.0.0.1 for the duration of the block, then stop it."""
-    provider = FakeProvider(responder)
+    provider = FakeProvider(responder, status)
     thread = threading.Thread(target=provider.server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -16,7 +16,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from factdebate.api import check_concurrency, check_models, input_keys
+from factdebate.api import check_concurrency, check_models, check_reachable, input_keys
 from factdebate.bench.corpus import prepare_collection
 from factdebate.bench.invokers import (
     ServerError,
@@ -96,6 +96,8 @@ async def arun_bench(
         checked = context_cls.from_settings(settings)
         # an unknown or malformed model fails here, before any item runs
         await asyncio.to_thread(check_models, checked)
+        # a provider that cannot be reached (no connection, 401/403, 404) stops it here too
+        await asyncio.to_thread(check_reachable, checked)
         settings = await asyncio.to_thread(
             prepare_collection, spec, dataset, data_dir, settings, context_cls
         )

@@ -187,6 +187,7 @@ def _prepare(
         check_checkpoint,
         check_models,
         check_page_path,
+        check_reachable,
         make_input,
     )
     from factdebate.graphs.registry import resolve
@@ -215,6 +216,8 @@ def _prepare(
         check_models(context)
         if docs is None:
             _check_index(context)
+        if not approve and verdict is None:  # finishing a review makes no model call
+            check_reachable(context)  # a dead provider stops here, before any debate call
     except FactDebateError as exc:
         fail(str(exc))
     return _Run(spec, context, clean_claim(claim), docs, thread, checkpoint)

@@ -102,7 +102,16 @@ async def test_tool_mad_against_an_unreachable_provider_and_tavily(keys):
 
 
 def test_cli_output_and_bench_files_hold_no_secret(keys, tmp_path: Path, data_home):
-    model = f"openai-compatible:gpt-x@http://127.0.0.1:{closed_port()}/v1"
+    from tests.fake_provider import fake_provider
+
+    # Every model call fails with a 500 (a closed port is now refused before the run starts).
+    with fake_provider(lambda prompt, body: "", status=500) as provider:
+        _no_secret_in_failed_runs(provider.model("gpt-x"), keys, tmp_path, data_home)
+
+
+def _no_secret_in_failed_runs(
+    model: str, keys: dict[str, str], tmp_path: Path, data_home: Path
+) -> None:
     common = [
         "--model",
         model,

@@ -100,6 +100,16 @@ def resolve_model(
         return _cache[key]
 
 
+def is_remote(spec: ModelSpec) -> bool:
+    """Whether ``spec`` names a model behind a network endpoint (not an object, not embedded)."""
+    if not isinstance(spec, str):
+        return False
+    spec = spec.strip()
+    if spec in _registered or spec == "local" or spec.startswith(("hf:", "hf-local:")):
+        return False
+    return ":" in spec
+
+
 def loaded_model(
     spec: ModelSpec,
     *,
