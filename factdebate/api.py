@@ -17,7 +17,7 @@ from factdebate.nodes.claims import InputError, clean_claim
 from factdebate.nodes.review import is_review, proposal, review_wanted
 from factdebate.runs.checkpoints import check_checkpoint as check_checkpoint
 from factdebate.runs.checkpoints import checkpoint_path as checkpoint_path
-from factdebate.runs.checkpoints import open_checkpointer, thread_lease
+from factdebate.runs.checkpoints import open_checkpointer, recorded_metadata, thread_lease
 from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.core.files import check_target
 from factdebate.tools.core.records import Evidence
@@ -213,6 +213,12 @@ async def astream_verify(
         }
         snapshot = await durable.aget_state(config)
         stored = dict(snapshot.values or {})
+        recorded = await recorded_metadata(saver, thread, METHOD_KEY) if stored else None
+        if recorded not in (None, spec.name):
+            raise InputError(
+                f"thread {thread!r} was run with method {recorded}, not {spec.name}: "
+                f"give --method {recorded}"
+            )
         key = "claim" if "claim" in payload else "question"
         if stored and stored.get(key) not in (None, payload[key]):
             raise InputError(

@@ -43,15 +43,21 @@ def stored_method_sync(thread: str, checkpoint: str) -> str:
 
 
 async def thread_method(saver: Any, thread: str, method: str | None) -> str:
-    """``method`` if given, else the stored one.
+    """``method`` if given (it must be the stored one, where one is stored), else the stored one.
 
     Raises:
-        ValueError: an unknown thread, or a thread whose method is not recorded (give it).
+        ValueError: an unknown thread, a thread whose method is not recorded (give it), or a
+            given method other than the one the thread was run with.
     """
-    if method is not None:
-        resolve(method)  # an unknown name raises its one-line error
-        return method
     found = await stored_method(saver, thread)
+    if method is not None:
+        name = resolve(method).name  # an unknown name raises its one-line error
+        if found is not None and found != name:
+            raise ReviewError(
+                f"thread {thread!r} was run with method {found}, not {name}: "
+                f"give --method {found} or leave --method out"
+            )
+        return method
     if found is None:
         if await saver.aget_tuple({"configurable": {"thread_id": thread}}) is None:
             raise ReviewError(f"unknown thread {thread!r}: nothing is stored under it")

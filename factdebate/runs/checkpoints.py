@@ -348,3 +348,16 @@ async def thread_lease(saver: Any, spec: str, thread: str) -> AsyncIterator[None
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+async def recorded_metadata(saver: Any, thread: str, key: str, limit: int = 50) -> Any:
+    """The newest value of metadata ``key`` among ``thread``'s checkpoints, or None."""
+    items = saver.alist({"configurable": {"thread_id": thread}}, limit=limit)
+    try:
+        async for item in items:
+            value = (item.metadata or {}).get(key)
+            if value is not None:
+                return value
+    finally:
+        await items.aclose()  # closed before the saver's connection, even on an early return
+    return None

@@ -260,3 +260,19 @@ async def test_two_runners_of_one_postgres_thread_run_it_once(scripted, fake_too
     name, model = _slow_mad(scripted)
     db = pg.create_database("one_runner")
     _ran_once(await _two_runners(db, name), model, alone)
+
+
+async def test_another_method_on_a_stored_thread_is_refused(scripted, fake_tools, tmp_path):
+    """`--method cot` on a MAD thread showed MAD's result under "method cot"."""
+    from factdebate.tools.core.errors import FactDebateError
+
+    name, _ = scripted(mad_rules(JUDGE_STOP))
+    db = f"sqlite:{tmp_path / 'c.db'}"
+    await averify(CLAIM, "mad", model=name, thread="m", checkpoint=db)
+    with pytest.raises(FactDebateError, match="was run with method mad, not cot"):
+        await averify(CLAIM, "cot", model=name, thread="m", checkpoint=db)
+    await averify(CLAIM, "mad", model=name, review=True, thread="r", checkpoint=db)
+    with pytest.raises(ReviewError, match="was run with method mad, not cot"):
+        await aresume("r", checkpoint=db, approve=True, method="cot", model=name)
+    done = await aresume("r", checkpoint=db, approve=True, method="mad", model=name)
+    assert done["review"]["status"] == "approved"
