@@ -87,7 +87,9 @@ def pending_items(
         found = []
         graph = _graph(run["method"])
         for row in waiting:
-            async with open_checkpointer(_checkpoint(row, out_dir, checkpoint)) as saver:
+            async with open_checkpointer(
+                _checkpoint(row, out_dir, checkpoint), existing=True
+            ) as saver:
                 durable = graph.builder.compile(checkpointer=saver)
                 config = {"configurable": {"thread_id": row["review"]["thread"]}}
                 snapshot = await durable.aget_state(config)

@@ -65,7 +65,7 @@ async def ahistory(
     Raises:
         ValueError: an unknown thread or a bad checkpoint spec.
     """
-    async with open_checkpointer(checkpoint) as saver:
+    async with open_checkpointer(checkpoint, existing=True) as saver:
         name = await thread_method(saver, thread, method)
         graph, _ = load_method(name)
         durable = graph.builder.compile(checkpointer=saver, name=name)
@@ -142,7 +142,7 @@ async def astream_replay(
         ValueError: a bad ``start``, an unknown thread or step, or a fork thread in use.
     """
     node, round_no = parse_start(start)
-    async with open_checkpointer(checkpoint) as saver:
+    async with open_checkpointer(checkpoint, existing=True) as saver:
         name = await thread_method(saver, thread, method)
         graph, _ = load_method(name)
         context = build_context(name, **settings)

@@ -36,7 +36,7 @@ def stored_method_sync(thread: str, checkpoint: str) -> str:
     """
 
     async def find() -> str:
-        async with open_checkpointer(checkpoint) as saver:
+        async with open_checkpointer(checkpoint, existing=True) as saver:
             return await thread_method(saver, thread, None)
 
     return asyncio.run(find())
@@ -86,7 +86,7 @@ async def astream_resume(
             already decided, or a decision that does not fit (a verdict outside the method's
             labels, both or neither of approve and verdict). Nothing is changed in those cases.
     """
-    async with open_checkpointer(checkpoint) as saver:
+    async with open_checkpointer(checkpoint, existing=True) as saver:
         name = await thread_method(saver, thread, method)
         graph, _ = load_method(name)
         context = build_context(name, **{**settings, "review": True})

@@ -109,11 +109,13 @@ def check_checkpoint(spec: str) -> None:
         checkpoint_path(spec)
 
 
-def open_checkpointer(spec: str) -> AbstractAsyncContextManager[Any]:
+def open_checkpointer(spec: str, *, existing: bool = False) -> AbstractAsyncContextManager[Any]:
     """An async context manager yielding the async checkpointer (a saver) named by ``spec``.
 
     ``sqlite:PATH`` makes the file's folder; ``postgresql://`` connects and creates the
-    checkpoint tables when they are missing (one process at a time).
+    checkpoint tables when they are missing (one process at a time). ``existing``: the
+    caller reads stored threads (review, history, replay), so a SQLite file that is not there
+    is refused instead of created empty.
 
     Raises:
         CheckpointError: a spec ``check_checkpoint`` refuses (at once); on entry, a database
@@ -123,6 +125,10 @@ def open_checkpointer(spec: str) -> AbstractAsyncContextManager[Any]:
     check_checkpoint(spec)
     if is_postgres(spec):
         return _postgres(spec)
+    if existing and not checkpoint_path(spec).is_file():
+        raise CheckpointError(
+            f"no checkpoint database at {checkpoint_path(spec)}: nothing is stored there"
+        )
     return _sqlite(spec)
 
 

@@ -276,3 +276,21 @@ async def test_another_method_on_a_stored_thread_is_refused(scripted, fake_tools
         await aresume("r", checkpoint=db, approve=True, method="cot", model=name)
     done = await aresume("r", checkpoint=db, approve=True, method="mad", model=name)
     assert done["review"]["status"] == "approved"
+
+
+async def test_reading_a_missing_sqlite_file_creates_nothing(tmp_path):
+    """Replay, history and review of a file that is not there refuse; no empty .db is left."""
+    from factdebate.review.replay import ahistory, areplay
+    from factdebate.runs.checkpoints import CheckpointError
+
+    missing = tmp_path / "nowhere" / "c.db"
+    db = f"sqlite:{missing}"
+    attempts = [
+        ahistory("t1", checkpoint=db),
+        areplay("t1", "judge@1", checkpoint=db, method="mad"),
+        aresume("t1", checkpoint=db, approve=True),
+    ]
+    for attempt in attempts:
+        with pytest.raises(CheckpointError, match="no checkpoint database at"):
+            await attempt
+    assert not missing.exists() and not missing.parent.exists()
