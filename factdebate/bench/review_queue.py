@@ -11,12 +11,12 @@ from factdebate.api import build_context
 from factdebate.bench.invokers import Invoker, durable_invoker, thread_of
 from factdebate.bench.page import write_bench_page
 from factdebate.bench.report import write_summary
-from factdebate.bench.scoring import RESULTS, prediction, read_results
+from factdebate.bench.scoring import RESULTS, prediction
 from factdebate.datasets import LABEL_TASK
 from factdebate.nodes.review import pending_review, proposal
 from factdebate.review.resume import aresume
 from factdebate.runs.checkpoints import open_checkpointer
-from factdebate.runs.folder import RUN_FILE, write_rows
+from factdebate.runs.folder import RUN_FILE, read_rows, rows_lock, write_rows
 from factdebate.tools.core.errors import FactDebateError
 
 QUEUE_DB = "review.sqlite"
@@ -80,7 +80,8 @@ def pending_items(
         QueueError: not a bench run made with ``--review``.
     """
     run = _run(out_dir)
-    rows = read_results(Path(out_dir) / RESULTS)
+    with rows_lock(Path(out_dir) / RESULTS, wait=False):  # refused while a bench writes it
+        rows = queue_rows(Path(out_dir) / RESULTS)
     waiting = [r for r in rows if (r.get("review") or {}).get("status") == PENDING]
 
     async def load() -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -99,6 +100,37 @@ def pending_items(
         return found
 
     return asyncio.run(load())
+
+
+def queue_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a results file the review rewrites; a line it cannot read is refused.
+
+    The bench's own reader drops a torn or corrupt line; a rewrite here would then lose it
+    for good, so the review stops first and names the line.
+
+    Raises:
+        QueueError: a symlinked file, or a line that is not a JSON row with an id.
+    """
+    if path.is_symlink():
+        raise QueueError(f"{path}: is a symlink; review rewrites it in place, give the real folder")
+    if not path.is_file():
+        return []
+    text = path.read_text(encoding="utf-8", errors="replace")
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problem = f"not JSON ({exc.msg})"
+        else:
+            problem = "" if isinstance(row, dict) and "id" in row else "a row needs an id"
+        if problem:
+            raise QueueError(
+                f"{path}: line {number} cannot be read ({problem}); review would drop it when "
+                "it rewrites the file: fix or remove that line, then review again"
+            )
+    return read_rows(path)
 
 
 def _graph(method: str) -> Any:
@@ -124,7 +156,20 @@ def apply_decision(
     """
     out_dir = Path(out_dir)
     run = _run(out_dir)
-    rows = read_results(out_dir / RESULTS)
+    with rows_lock(out_dir / RESULTS, wait=False):  # one writer: never under a running bench
+        return _apply(out_dir, run, item_id, decision, model, checkpoint)
+
+
+def _apply(
+    out_dir: Path,
+    run: dict[str, Any],
+    item_id: str,
+    decision: dict[str, Any],
+    model: str | None,
+    checkpoint: str | None,
+) -> dict[str, Any]:
+    """``apply_decision`` while holding the results file."""
+    rows = queue_rows(out_dir / RESULTS)
     row = next((r for r in rows if str(r["id"]) == str(item_id)), None)
     if row is None or (row.get("review") or {}).get("status") != PENDING:
         raise QueueError(f"item {item_id!r} is not awaiting review in {out_dir}")

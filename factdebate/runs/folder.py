@@ -174,8 +174,38 @@ class RowSink:
             os.fsync(self._handle.fileno())
 
 
+class RowsBusyError(RunFolderError):
+    """Another process is writing the same JSONL file (a bench still running)."""
+
+
+@contextlib.contextmanager
+def rows_lock(path: Path, *, wait: bool) -> Iterator[None]:
+    """Be the one writer of the JSONL file ``path`` for the block (an ``flock`` beside it).
+
+    The lock ends with the process, so a killed writer never leaves the file locked.
+
+    Raises:
+        RowsBusyError: without ``wait``, another process holds it.
+    """
+    import fcntl
+
+    path = Path(path)
+    fd = os.open(path.with_name(f".{path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            raise RowsBusyError(
+                f"{path} is being written by another process (a bench still running?): "
+                "wait for it to finish, then run this again"
+            ) from None
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
 @contextlib.contextmanager
 def append_rows(path: Path, *, fsync: bool = False) -> Iterator[RowSink]:
-    """Open ``path`` for appending rows for the length of the block."""
-    with Path(path).open("a", encoding="utf-8") as handle:
+    """Open ``path`` for appending rows for the length of the block (its one writer)."""
+    with rows_lock(path, wait=True), Path(path).open("a", encoding="utf-8") as handle:
         yield RowSink(handle, fsync)
