@@ -5,7 +5,9 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import hashlib
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -19,9 +21,10 @@ from typing import Any
 
 import numpy as np
 from langchain_community.chat_models import ChatLlamaCpp
+from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 
-from factdebate.tools.core.cpu import threads_setting
+from factdebate.tools.core.cpu import MAX_THREADS, idle_cores
 from factdebate.tools.core.files import atomic_target
 from factdebate.tools.core.home import data_home
 from factdebate.tools.core.records import ModelConfigError
@@ -30,6 +33,8 @@ from factdebate.tools.models.grammar_sampler import check_grammar_first
 _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _generate_lock = threading.Lock()
 THREADS_ENV = "FACTDEBATE_LLAMA_THREADS"
+IDLE_THREADS = "idle"
+"""``FACTDEBATE_LLAMA_THREADS=idle``: as many threads as cores are idle when the model loads."""
 CACHE_ENV = "FACTDEBATE_LLAMA_CACHE_MB"
 CACHE_MB = 1024
 """Default RAM for saved llama.cpp states (about 23 KB per cached token for SmolLM2-135M)."""
@@ -109,12 +114,21 @@ def requantized(source: Path, folder: Path | None = None) -> Path:
 class LocalChatModel(ChatLlamaCpp):
     """ChatLlamaCpp that serialises calls and reports token usage like hosted providers.
 
-    One llama.cpp context is not thread-safe, so parallel debaters take turns.
+    One llama.cpp context is not thread-safe, so parallel debaters take turns. Each call
+    samples with a seed of its own (``call_seed``), so what it writes does not depend on
+    which calls ran before it.
     """
 
-    def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
         with _generate_lock:
-            return super()._generate(*args, **kwargs)
+            kwargs.setdefault("seed", call_seed(self, messages))
+            return super()._generate(messages, stop, run_manager, **kwargs)
 
     def _create_chat_result(self, response: dict[str, Any]) -> ChatResult:
         result = super()._create_chat_result(response)
@@ -126,6 +140,26 @@ class LocalChatModel(ChatLlamaCpp):
                 "total_tokens": int(usage.get("total_tokens", 0)),
             }
         return result
+
+
+def call_seed(model: LocalChatModel, messages: list[BaseMessage]) -> int:
+    """The sampling seed of one call: from the model's ``seed``, temperature and the prompt.
+
+    llama-cpp-python otherwise draws each call's seed from the previous call's (and a prefix
+    cache hit restores the seed saved with the state), so a sampled answer depended on how
+    many calls ran before it and in which order parallel agents took turns: the same claim
+    could get different answer-relevance questions, scores and verdicts run to run. The same
+    prompt asked again on one loaded model (RAGAS's ``strictness`` questions) takes the next
+    seed of its own sequence, so repeated samples still differ. Must be called holding the
+    generate lock.
+    """
+    text = json.dumps([[m.type, m.content] for m in messages], default=str, sort_keys=True)
+    key = hashlib.sha256(f"{model.seed}|{model.temperature}|{text}".encode()).hexdigest()
+    asked: dict[str, int] = model.client.__dict__.setdefault("factdebate_asked", {})
+    nth = asked.get(key, 0)
+    asked[key] = nth + 1
+    digest = hashlib.sha256(f"{key}|{nth}".encode()).digest()
+    return 1 + int.from_bytes(digest[:4], "big") % (2**31 - 2)  # never 0 or llama's "random"
 
 
 def check_llama_build(model_path: Path) -> None:
@@ -155,8 +189,26 @@ def check_llama_build(model_path: Path) -> None:
 
 
 def llama_threads() -> int:
-    """Threads for llama.cpp: ``FACTDEBATE_LLAMA_THREADS``, else the cores idle right now."""
-    return threads_setting(THREADS_ENV)
+    """Threads for llama.cpp: ``FACTDEBATE_LLAMA_THREADS``, else every CPU this process may use.
+
+    llama.cpp's answers depend on its thread count (measured 2026-11-27 on the ``make demo``
+    claim at temperature 0: REFUTES with 1 thread, SUPPORTS with 2, each the same run after
+    run), so the default is fixed per machine rather than following the load; the setting
+    ``idle`` takes the cores idle at load time instead (faster on a busy machine, but two runs
+    may then get different thread counts and different answers).
+    """
+    raw = os.environ.get(THREADS_ENV, "").strip().lower()
+    if raw == IDLE_THREADS:
+        return idle_cores()
+    if raw:
+        if not raw.isdigit() or not 1 <= int(raw) <= MAX_THREADS:
+            raise ModelConfigError(
+                f"{THREADS_ENV} must be a whole number 1..{MAX_THREADS} or '{IDLE_THREADS}', "
+                f"got {raw!r}"
+            )
+        return int(raw)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(MAX_THREADS, cpus or 1))
 
 
 def prefix_cache_mb() -> int:

@@ -238,7 +238,7 @@ def with_seed(model: Any, seed: int) -> Any:
     """``model`` sending sampling seed ``seed`` (a copy), where its class has a ``seed`` field.
 
     OpenAI and OpenAI-compatible models and Ollama send it with each call; a model without the
-    field comes back as it is. llama.cpp reads its seed once, when loaded, so a copy of a
-    loaded one keeps sampling from where it was.
+    field comes back as it is. The embedded llama.cpp model derives each call's seed from this
+    one and the prompt (``local_llm.call_seed``), so its copies sample as their seed says.
     """
     return _with_field(model, ("seed",), seed)

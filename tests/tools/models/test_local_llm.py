@@ -67,10 +67,23 @@ def test_thread_count_follows_the_setting(monkeypatch: pytest.MonkeyPatch):
             local_llm.llama_threads()
 
 
-def test_thread_count_leaves_busy_cores_alone(monkeypatch: pytest.MonkeyPatch):
+def test_thread_count_is_fixed_per_machine_by_default(monkeypatch: pytest.MonkeyPatch):
+    """llama.cpp answers differ with its thread count: the default never follows the load."""
     import psutil
 
     monkeypatch.delenv(local_llm.THREADS_ENV, raising=False)
+    monkeypatch.setattr(local_llm.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(psutil, "cpu_count", lambda: 2)
+    for busy_percent in (5.0, 55.0, 100.0):
+        monkeypatch.setattr(psutil, "cpu_percent", lambda interval, b=busy_percent: b)
+        monkeypatch.setattr(cpu.os, "getloadavg", lambda b=busy_percent: (b / 50, 0.0, 0.0))
+        assert local_llm.llama_threads() == 2, busy_percent
+
+
+def test_thread_count_leaves_busy_cores_alone(monkeypatch: pytest.MonkeyPatch):
+    import psutil
+
+    monkeypatch.setenv(local_llm.THREADS_ENV, "idle")
     monkeypatch.setattr(cpu.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     monkeypatch.setattr(psutil, "cpu_count", lambda: 2)
     # The load average counts this process's own earlier work; the sample does not.
@@ -86,7 +99,7 @@ def test_thread_count_falls_back_to_the_load_average(monkeypatch: pytest.MonkeyP
     def unavailable(interval: float) -> float:
         raise OSError("no /proc/stat")
 
-    monkeypatch.delenv(local_llm.THREADS_ENV, raising=False)
+    monkeypatch.setenv(local_llm.THREADS_ENV, "idle")
     monkeypatch.setattr(cpu.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     monkeypatch.setattr(psutil, "cpu_percent", unavailable)
     monkeypatch.setattr(cpu.os, "getloadavg", lambda: (0.2, 0.0, 0.0))
@@ -271,3 +284,26 @@ async def test_a_cut_answer_names_the_embedded_models_own_cap():
     assert reply.truncated and reply.text
     cut = [e for e in reply.errors if e["kind"] == "truncated"]
     assert len(cut) == 1 and "12-token" in cut[0]["message"], cut
+
+
+def test_a_sampled_answer_depends_on_its_prompt_not_on_earlier_calls():
+    """Two loads of the model: the same prompt, asked first or after another, samples alike.
+
+    llama-cpp-python drew each call's seed from the previous call's, so a temperature-0.8
+    answer (RAGAS's relevance questions) changed with the calls before it (issue 44, item 7).
+    """
+    prompt = [("human", "Write five random words, comma separated.")]
+    first = local_llm.load_local_model(temperature=0.8, max_tokens=24)
+    second = local_llm.load_local_model(temperature=0.8, max_tokens=24)
+    try:
+        alone = first.invoke(prompt).content
+        again = first.invoke(prompt).content  # the same prompt asked again: the next sample
+        second.invoke([("human", "Name a city in France.")])
+        after_another = second.invoke(prompt).content
+        reseeded = local_llm.LocalChatModel.model_copy(second, update={"seed": 7})
+        other_seed = reseeded.invoke(prompt).content
+    finally:
+        first.client.close()
+        second.client.close()
+    assert after_another == alone
+    assert again != alone and other_seed != alone
