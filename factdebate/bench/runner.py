@@ -47,7 +47,7 @@ from factdebate.runs.folder import (
     check_same_run,
     make_out_dir,
 )
-from factdebate.tools.core.errors import SettingsError
+from factdebate.tools.core.errors import FactDebateError, SettingsError
 from factdebate.tools.core.secrets import redact_deep
 
 SAME_RUN_KEYS = ("method", "dataset", "limit", "seed", "context", "server_url", "data")
@@ -114,7 +114,7 @@ async def arun_bench(
             "data": data_identity(dataset, data_dir, items),
             # what produced it (models per role, encoders, search, version, commit): never
             # compared on resume, so folders from before it was recorded still resume
-            "provenance": run_provenance(context_cls.from_settings(settings)),
+            "provenance": _provenance(context_cls, settings),
         }
     )
     check_same_run(out_dir, run, SAME_RUN_KEYS, recorded_later=("data",))
@@ -207,6 +207,18 @@ async def arun_bench(
     metrics = await asyncio.to_thread(write_summary, out_dir, rows, labels, run, task)
     await asyncio.to_thread(write_bench_page, out_dir, metrics, rows)
     return metrics
+
+
+def _provenance(context_cls: Any, settings: dict[str, Any]) -> dict[str, Any] | None:
+    """What produced the run (``run_provenance``), or None when the settings are not ours to read.
+
+    A server run's settings are checked by the server; one its environment accepts but this
+    machine's refuses leaves the record out rather than failing the run.
+    """
+    try:
+        return run_provenance(context_cls.from_settings(settings))
+    except FactDebateError:
+        return None
 
 
 def run_bench(
