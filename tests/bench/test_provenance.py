@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,9 @@ KEY = "sk-provenance-secret-0123456789abcdef"
 
 
 def test_run_outputs_name_the_resolved_models(
-    tmp_path: Path, scripted, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    scripted: Callable[..., tuple[str, ScriptedChatModel]],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A model from FACTDEBATE_MODEL (no --model) is named in run.json, metrics and every page."""
     name, _ = scripted([], default="Yes.\n**SUPPORTS**")
