@@ -106,19 +106,28 @@ async def ask_label(
     return await ask_parsed(target, prompt, lambda text: parse_label(text, labels), site)
 
 
+NO_REPLY_KINDS = frozenset({"model_error", "timeout", "rate_limited"})
+"""Error kinds of a model call that brought no reply back."""
+
+
 def shown_label(turn: Mapping[str, Any], errors: Iterable[Mapping[str, Any]]) -> str:
     """The label to show for a transcript turn (``""`` for a free-text turn).
 
     A turn without a label shows ``UNPARSED`` only when an error was recorded for its agent
-    and round (its label could not be read), and ``NO REPLY`` when that turn got no answer at
-    all (its model call failed); otherwise it is a free-text turn (a MADAM-RAG agent's short
-    answer, a moderator's round note, a review) and shows no label.
+    and round (its label could not be read), and ``NO REPLY`` when it has no answer and every
+    error recorded for it is a call that brought nothing back; otherwise it is a free-text
+    turn (a MADAM-RAG agent's short answer, a moderator's round note, a review) and shows no
+    label.
     """
     if turn.get("label"):
         return str(turn["label"])
-    failed = any(
-        e.get("agent") == turn.get("agent") and e.get("round") == turn.get("round") for e in errors
-    )
-    if failed and not str(turn.get("answer") or "").strip():
-        return "NO REPLY"
-    return "UNPARSED" if failed else ""
+    kinds = {
+        e.get("kind")
+        for e in errors
+        if e.get("agent") == turn.get("agent") and e.get("round") == turn.get("round")
+    }
+    if not kinds:
+        return ""
+    if kinds <= NO_REPLY_KINDS and not str(turn.get("answer") or "").strip():
+        return "NO REPLY"  # every recorded error is a call that brought nothing back
+    return "UNPARSED"

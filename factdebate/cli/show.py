@@ -86,12 +86,10 @@ def print_result(result: dict[str, Any]) -> None:
         )
 
 
-NO_REPLY_KINDS = ("model_error", "timeout", "rate_limited")
-"""Error kinds of a model call that brought no reply back."""
-
-
 def _failed_calls(result: dict[str, Any]) -> list[dict[str, Any]]:
     """The run's errors for model calls that got no reply."""
+    from factdebate.nodes.labelled import NO_REPLY_KINDS
+
     return [e for e in result.get("errors") or [] if e.get("kind") in NO_REPLY_KINDS]
 
 

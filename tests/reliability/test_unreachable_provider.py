@@ -90,3 +90,4 @@ def test_a_run_without_replies_is_not_called_unparseable() -> None:
     where = {"agent": "cot", "round": 1}
     assert shown_label(turn, [{**failed, **where}]) == "NO REPLY"  # no answer came
     assert shown_label({**turn, "answer": "Maybe."}, [{**unread, **where}]) == "UNPARSED"
+    assert shown_label(turn, [{**unread, **where}]) == "UNPARSED"  # a reply came, unreadable
