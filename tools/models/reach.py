@@ -24,6 +24,8 @@ from factdebate.tools.models.providers import with_output_cap
 PROBE_TIMEOUT_S = 10.0
 """Longest wait for the probe's answer; a slower provider is not refused, the run goes on."""
 PROBE_MAX_TOKENS = 8
+PROBE_MARK = "(connection check"
+"""Words in every probe prompt, so a test server can tell the probe from the run's calls."""
 _AUTH = {401: "the provider refused the credentials", 403: "the provider denied access"}
 
 
@@ -73,7 +75,7 @@ def probe(spec: str, model: Any, timeout: float = PROBE_TIMEOUT_S) -> None:
         ModelUnreachableError: no connection, 401/403 or 404, with the cause in one line.
     """
     # A fresh word each time: a server counting repeated prompts never sees this one twice.
-    prompt = f"Reply with the word OK. (connection check {secrets.token_hex(4)})"
+    prompt = f"Reply with the word OK. {PROBE_MARK} {secrets.token_hex(4)})"
     failure: list[BaseException] = []
 
     def call() -> None:
