@@ -8,6 +8,7 @@ from typing import Literal
 
 from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.core.records import Evidence, ModelConfigError
+from factdebate.tools.core.threads import in_daemon_thread
 from factdebate.tools.retrieval.embeddings import EncoderMismatchError, encoder_for, spec_of
 from factdebate.tools.retrieval.index import ensure_index
 from factdebate.tools.retrieval.lexical_search import FETCH_DOCS, lexical_index, to_evidence
@@ -190,8 +191,9 @@ async def retrieve(
     rerank_model: str = "",
 ) -> list[Evidence]:
     """Run one retrieval off the event loop; raises on failure or timeout (callers record it)."""
+    # a daemon thread: a backend that never returns (a dripping socket) cannot hold the exit
     return await asyncio.wait_for(
-        asyncio.to_thread(
+        in_daemon_thread(
             _run,
             tool,
             query,

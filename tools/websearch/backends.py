@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from functools import cache
 from typing import Any, Protocol
 
@@ -186,10 +187,13 @@ class SerperSearch:
             if response.status_code != 200:
                 raise WebSearchError(f"Serper answered HTTP {response.status_code}")
             body = bytearray()
+            deadline = time.monotonic() + self._timeout  # the whole answer, not each read
             for chunk in response.iter_bytes():
                 body += chunk
                 if len(body) > MAX_ANSWER_BYTES:
                     raise WebSearchError(f"Serper answer is over {MAX_ANSWER_BYTES:,} bytes")
+                if time.monotonic() > deadline:
+                    raise httpx.ReadTimeout("the answer trickled in past the timeout")
             return bytes(body)
 
 
