@@ -31,7 +31,10 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 # POST paths that create runs or crons (stateless or on a thread), and assistants
-_CHECKED = re.compile(r"^(/threads/[^/]+)?/runs(/wait|/stream|/batch|/crons)?/?$|^/assistants/?$")
+_CHECKED = re.compile(
+    r"^(/threads/[^/]+)?/runs(/wait|/stream|/batch|/crons)?/?$|^/assistants/?$"
+    r"|^/mcp/?$|^/a2a/[^/]+/?$"  # JSON-RPC calls that start runs with params.context
+)
 # PATCH paths that change an assistant or a cron (their settings apply to later runs)
 _PATCHED = re.compile(r"^/assistants/[^/]+/?$|^/runs/crons/[^/]+/?$")
 _THREAD_RUN = re.compile(r"^/threads/(?P<thread>[^/]+)/runs(/wait|/stream)?/?$")
@@ -90,6 +93,17 @@ def context_problem(payload: Any) -> str | None:
     if not isinstance(configurable, dict):
         return f"config.configurable must be an object, got {type(configurable).__name__}"
     return _settings_problem(configurable, target, partial=True)
+
+
+def rpc_problem(message: Any) -> str | None:
+    """What is wrong with the run settings of one MCP or A2A JSON-RPC message, if anything."""
+    params = message.get("params") if isinstance(message, dict) else None
+    context = params.get("context") if isinstance(params, dict) else None
+    if context in (None, {}):
+        return None
+    if not isinstance(context, dict):
+        return f"context must be an object of settings, got {type(context).__name__}"
+    return _settings_problem(context, None, partial=False)
 
 
 def pending_choices(state: Any) -> tuple[bool, tuple[str, ...] | None, set[str]]:
@@ -153,7 +167,8 @@ class ContextCheck:
             data = None  # the server reports malformed JSON itself
         payloads = data if isinstance(data, list) else [data]
         for payload in payloads:
-            problem = context_problem(payload)
+            problem = rpc_problem(payload) if path.startswith(("/mcp", "/a2a")) else None
+            problem = problem or context_problem(payload)
             if problem:
                 await _reply(send, 422, problem)
                 return

@@ -223,6 +223,7 @@ async def test_a_live_server_sends_no_key_to_a_client_named_host_and_writes_no_c
             claim = {"claim": "The Eiffel Tower is located in Paris."}
             thread = await client.threads.create()
             assistant = await client.assistants.create("tool-mad")
+            aid = assistant["assistant_id"]
             for settings in hostile:
                 attempts = [
                     client.runs.wait(None, "tool-mad", input=claim, context=settings),
@@ -242,6 +243,15 @@ async def test_a_live_server_sends_no_key_to_a_client_named_host_and_writes_no_c
                     with pytest.raises(httpx.HTTPStatusError) as caught:
                         await attempt
                     assert caught.value.response.status_code == 422, settings
+                for path, rpc in (("/mcp", "tools/call"), (f"/a2a/{aid}", "message/send")):
+                    params = {"name": "tool-mad", "arguments": claim, "context": settings}
+                    reply = httpx.post(
+                        dev.url + path,
+                        json={"jsonrpc": "2.0", "id": 1, "method": rpc, "params": params},
+                        headers={"Accept": "application/json, text/event-stream"},
+                        timeout=30,
+                    )
+                    assert reply.status_code == 422, (path, reply.text[:300])
             ok = await client.runs.wait(
                 None, "tool-mad", input=claim, context={"model": "scripted-server"}
             )
@@ -250,3 +260,25 @@ async def test_a_live_server_sends_no_key_to_a_client_named_host_and_writes_no_c
             dev.stop()
         assert capture.received == [], capture.text()[:500]
     assert not target.parent.exists()
+
+
+@pytest.mark.parametrize(("name", "value"), HOSTILE[:8])
+@pytest.mark.parametrize(
+    ("path", "method"),
+    [("/mcp", "tools/call"), ("/a2a/a-uuid", "message/send"), ("/a2a/a-uuid", "message/stream")],
+)
+async def test_mcp_and_a2a_calls_cannot_name_hosts_or_paths(path: str, method: str, name, value):
+    """MCP tool calls and A2A messages start runs with ``params.context`` too."""
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": method,
+        "params": {"name": "tool-mad", "arguments": {"claim": "x"}, "context": {name: value}},
+    }
+    response, downstream = await send("POST", path, message)
+    assert response.status_code == 422, response.text
+    assert f"setting {name}=" in response.json()["detail"]
+    assert downstream.bodies == []
+    allowed = {**message, "params": {**message["params"], "context": {"max_rounds": 2}}}
+    response, downstream = await send("POST", path, allowed)
+    assert response.status_code == 200 and downstream.bodies
