@@ -138,13 +138,24 @@ def _run_index(
                 on_embedded=step,
             )
     except FactDebateError as exc:
-        fail(str(exc))
+        fail(_why(str(exc), collection, skipped[0], fmt))
     if skipped[0]:
         err.print(f"skipped {skipped[0]} bad record(s)", markup=False, highlight=False)
     out.print(
         f"indexed {manifest.documents} documents as {manifest.passages} passages into "
         f"collection {collection!r}"
     )
+
+
+def _why(message: str, collection: str, skipped: int, fmt: str) -> str:
+    """A failed build's one line, with the bad-record count when nothing was left to index."""
+    if skipped and message.startswith("no passages to index"):
+        hint = f" (is --format {fmt} right for this corpus?)" if fmt != "auto" else ""
+        return (
+            f"no passages to index into {collection!r}: all {skipped} record(s) were bad "
+            f"(listed above){hint}"
+        )
+    return message
 
 
 def register(app: typer.Typer) -> None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
 import re
+import zlib
 from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import Any
 
 from factdebate.tools.core.errors import FactDebateError
 from factdebate.tools.core.records import Evidence
@@ -59,10 +61,35 @@ def _is_shard(path: Path) -> bool:
     return path.name.lower().endswith(_SHARDS)
 
 
-def _open_text(file: Path) -> IO[bytes]:
+def _open_text(file: Path) -> io.BufferedIOBase:
     if file.name.lower().endswith(".gz"):
-        return cast(IO[bytes], gzip.open(file, "rb"))
+        return gzip.GzipFile(file, "rb")
     return file.open("rb")
+
+
+def _damaged(file: Path, offset: int, exc: BaseException) -> CorpusError:
+    """The one-line error of a gzip shard that ends early or is damaged at ``offset``."""
+    why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return CorpusError(
+        f"{file}: the gzip data is cut short or damaged after {offset} bytes of text "
+        f"({file.stat().st_size} bytes on disk): {why}; copy or download it again"
+    )
+
+
+_GZIP_FAULTS = (EOFError, gzip.BadGzipFile, zlib.error)
+
+
+def _unicode_problem(doc: Evidence) -> str | None:
+    """Why a document's id, title or text cannot be stored as UTF-8 (a lone surrogate), or None."""
+    for field, value in (("id", doc["id"]), ("title", doc["title"]), ("text", doc["text"])):
+        if value.isascii():
+            continue
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            code = ord(value[exc.start])
+            return f"{field} holds a lone surrogate U+{code:04X} at character {exc.start}"
+    return None
 
 
 def _first_record(file: Path) -> dict[str, Any] | None:
@@ -132,6 +159,10 @@ def iter_documents(
             if isinstance(doc, str):
                 report(where, doc)
                 continue
+            surrogate = _unicode_problem(doc)
+            if surrogate is not None:  # JSON's \ud800 escape: text no encoder or file can hold
+                report(where, surrogate)
+                continue
             key = int.from_bytes(hashlib.blake2b(doc["id"].encode(), digest_size=8).digest())
             if key in seen:
                 report(where, f"duplicate document id {doc['id']!r}")
@@ -146,16 +177,24 @@ Records = Iterator[tuple[str, Evidence | str]]
 def _json_lines(file: Path) -> Iterator[tuple[str, dict[str, Any] | str]]:
     """``(FILE:LINE, object)`` of a JSONL(.gz) file; a bad line gives its problem instead."""
     with _open_text(file) as handle:
-        number = 0
+        number = offset = 0
         while True:
-            raw = handle.readline(MAX_LINE + 1)
+            try:
+                raw = handle.readline(MAX_LINE + 1)
+            except _GZIP_FAULTS as exc:
+                raise _damaged(file, offset, exc) from exc
             if not raw:
                 return
+            offset += len(raw)
             number += 1
             where = f"{file}:{number}"
             if len(raw) > MAX_LINE:
                 while raw and not raw.endswith(b"\n"):  # skip the rest of the long line
-                    raw = handle.readline(MAX_LINE)
+                    try:
+                        raw = handle.readline(MAX_LINE)
+                    except _GZIP_FAULTS as exc:
+                        raise _damaged(file, offset, exc) from exc
+                    offset += len(raw)
                 yield where, f"record longer than {MAX_LINE} bytes"
                 continue
             try:
@@ -325,21 +364,31 @@ def count_records(path: Path, fmt: str = "auto") -> int:
     too, so the figure is an upper bound on the documents.
     """
     kind = detect_format(path) if fmt == "auto" else fmt
-    total = 0
-    try:
-        for file in shards(path):
-            if kind == "text":
-                total += 1
-            elif kind == "parquet":
-                import pyarrow.parquet as pq
+    return sum(_count_file(file, kind) for file in shards(path))
 
-                total += pq.ParquetFile(file).metadata.num_rows
-            else:
-                with _open_text(file) as handle:
-                    for block in iter(lambda: handle.read(1 << 20), b""):
-                        total += block.count(b"\n")
-    except (OSError, ValueError) as exc:  # unreadable, not gzip, not Parquet: said in one line
-        raise CorpusError(str(exc)) from exc
+
+def _count_file(file: Path, kind: str) -> int:
+    """The records of one shard; an unreadable, damaged or mismatched file says so in one line."""
+    if kind == "text":
+        return 1
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            return int(pq.ParquetFile(file).metadata.num_rows)
+        except Exception as exc:  # pyarrow raises its own error types for a bad file
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise CorpusError(f"{file}: not a Parquet file ({why})") from exc
+    total = read = 0
+    try:
+        with _open_text(file) as handle:
+            for block in iter(lambda: handle.read1(1 << 20), b""):  # read1: an offset to tell
+                total += block.count(b"\n")
+                read += len(block)
+    except _GZIP_FAULTS as exc:
+        raise _damaged(file, read, exc) from exc
+    except OSError as exc:  # unreadable: said in one line
+        raise CorpusError(f"{file}: {exc}") from exc
     return total
 
 

@@ -51,7 +51,8 @@ def wait_seconds() -> float:
 def _open(uri: str) -> Any:
     from pymilvus import MilvusClient
 
-    logging.getLogger("milvus_lite").setLevel(logging.CRITICAL)  # we report failures ourselves
+    for name in ("milvus_lite", "pymilvus"):  # we report failures ourselves, in one line
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     token = os.environ.get(TOKEN_ENV, "")
     if token and is_server(uri):
         return MilvusClient(uri, token=token)
