@@ -19,6 +19,7 @@ from langchain_text_splitters import RecursiveCharacterTextSplitter
 from factdebate.tools.core.files import atomic_target
 from factdebate.tools.core.home import data_home
 from factdebate.tools.core.records import Evidence
+from factdebate.tools.core.secrets import redact
 from factdebate.tools.retrieval.corpus import (
     DEFAULT_COLLECTION,
     CorpusError,
@@ -34,12 +35,14 @@ from factdebate.tools.retrieval.embeddings import (
     load_encoder,
     requested_encoder,
 )
+from factdebate.tools.retrieval.lease import Lease, build_lease
 from factdebate.tools.retrieval.lexical import PassageWriter, build_lexical, lexical_ready
 from factdebate.tools.retrieval.manifest import (
     EMBEDDING_MODEL,
     FORMAT,
     IndexMismatchError,
     IndexMissingError,
+    IndexUnavailableError,
     Manifest,
     bm25_dir,
     check_name,
@@ -57,6 +60,7 @@ from factdebate.tools.retrieval.milvus import (
     insert_rows,
     wait_indexed,
 )
+from factdebate.tools.retrieval.milvus import milvus_uri as resolved_uri
 from factdebate.tools.retrieval.ranking import Passage
 from factdebate.tools.retrieval.vectorstore import collection_exists
 
@@ -132,10 +136,10 @@ def _load_checkpoint(collection: str) -> Checkpoint | None:
 
 
 def _discard(state: Checkpoint) -> None:
-    """Remove an unfinished build: its Milvus collection, passage store and checkpoint."""
-    drop_collection(f"{state.collection}__{state.generation}", state.uri)
+    """Remove an unfinished build: its passage store, checkpoint and Milvus collection."""
     shutil.rmtree(bm25_dir(state.collection, state.generation), ignore_errors=True)
     checkpoint_path(state.collection).unlink(missing_ok=True)
+    drop_collection(f"{state.collection}__{state.generation}", state.uri)
 
 
 def build_collection(
@@ -250,54 +254,133 @@ def ingest(
     else:
         spec = EncoderSpec(requested_encoder(embed_model))
     source = f"{source} encoder={spec.describe()}"  # a build never resumes with another encoder
-    with _lock:
-        state, resumed = _start(collection, source, milvus_uri, spec)
-        name = f"{collection}__{state.generation}"
-        lexical = bm25_dir(collection, state.generation)
-        writer = PassageWriter(lexical)
-        try:
-            if resumed:
-                writer.truncate(state.passages)
-                delete_from(name, state.passages, milvus_uri)
-                log.info("resuming %r after %d passages", collection, state.passages)
-                if progress and state.passages:
-                    progress(state.passages)
-            stream = iter(documents)
-            for _ in range(state.documents):  # skip what is stored
-                next(stream, None)
+    try:
+        with _lock, build_lease(collection, milvus_uri) as lease:
+            return _ingest(
+                documents,
+                collection,
+                milvus_uri,
+                source=source,
+                spec=spec,
+                encode=encode,
+                lease=lease,
+                progress=progress,
+                on_batch=on_batch,
+                on_embedded=on_embedded,
+                checkpoint_s=checkpoint_s,
+                max_chars=max_chars,
+            )
+    except Exception as exc:
+        if from_milvus(exc):
+            raise _milvus_failed(collection, milvus_uri, exc) from exc
+        raise
+
+
+def from_milvus(exc: BaseException) -> bool:
+    """Whether ``exc`` came from the Milvus client or its gRPC channel (a server that went away)."""
+    return any(
+        kind.__module__.partition(".")[0] in {"pymilvus", "grpc", "milvus_lite"}
+        for kind in type(exc).__mro__
+    )
+
+
+def _milvus_failed(collection: str, uri: str, exc: BaseException) -> IndexUnavailableError:
+    """The one-line error of a Milvus call that failed while ``collection`` was being built."""
+    where = (
+        f"the Milvus server at {redact(uri)}"
+        if is_server(uri)
+        else f"Milvus Lite at {resolved_uri(uri)}"
+    )
+    first = (str(exc).splitlines() or [""])[0][:300]
+    return IndexUnavailableError(
+        f"{where} failed while indexing {collection!r} "
+        f"({type(exc).__name__}: {first}); the unfinished build is kept: run the same command "
+        "again to resume once Milvus is back"
+    )
+
+
+def _ingest(
+    documents: Iterable[Evidence],
+    collection: str,
+    milvus_uri: str,
+    *,
+    source: str,
+    spec: EncoderSpec,
+    encode: Encoder,
+    lease: Lease,
+    progress: Callable[[int], None] | None,
+    on_batch: Callable[[int, int], None] | None,
+    on_embedded: Callable[[int, int], None] | None,
+    checkpoint_s: float,
+    max_chars: int,
+) -> Manifest:
+    """``ingest`` once the build's lock and lease are held."""
+    state, resumed = _start(collection, source, milvus_uri, spec)
+    name = f"{collection}__{state.generation}"
+    lexical = bm25_dir(collection, state.generation)
+    writer = PassageWriter(lexical)
+    try:
+        if resumed:
+            writer.truncate(state.passages)
+            delete_from(name, state.passages, milvus_uri)
+            log.info("resuming %r after %d passages", collection, state.passages)
+            if progress and state.passages:
+                progress(state.passages)
+        stream = iter(documents)
+        for _ in range(state.documents):  # skip what is stored
+            next(stream, None)
+        if on_batch:
+            on_batch(state.documents, state.passages)
+        last = time.monotonic()
+        for docs, batch in _batches(stream, max_chars):
+            start = time.perf_counter()
+            build_collection(
+                name,
+                batch,
+                milvus_uri,
+                first=state.passages,
+                encode=encode,
+                progress=_within_step(progress, on_embedded, state, docs, len(batch)),
+            )
+            writer.append(batch)
+            state.embed_s += time.perf_counter() - start
+            state.documents += docs
+            state.passages += len(batch)
             if on_batch:
                 on_batch(state.documents, state.passages)
-            last = time.monotonic()
-            for docs, batch in _batches(stream, max_chars):
-                start = time.perf_counter()
-                build_collection(
-                    name,
-                    batch,
-                    milvus_uri,
-                    first=state.passages,
-                    encode=encode,
-                    progress=_within_step(progress, on_embedded, state, docs, len(batch)),
-                )
-                writer.append(batch)
-                state.embed_s += time.perf_counter() - start
-                state.documents += docs
-                state.passages += len(batch)
-                if on_batch:
-                    on_batch(state.documents, state.passages)
-                if time.monotonic() - last >= checkpoint_s:
-                    _checkpoint(state, writer, name)
-                    last = time.monotonic()
-            _checkpoint(state, writer, name)
-            writer.close()
-            manifest = _finish(state, name, lexical, spec)
-        except Exception:
-            writer.close()
-            _discard(state)
-            raise
-        write_manifest(manifest, milvus_uri)  # the swap
-        checkpoint_path(collection).unlink(missing_ok=True)
-        _clean_up(collection, manifest, milvus_uri)
+            if time.monotonic() - last >= checkpoint_s:
+                _checkpoint(state, writer, name)
+                last = time.monotonic()
+        _checkpoint(state, writer, name)
+        writer.close()
+        manifest = _finish(state, name, lexical, spec)
+        lease.check()  # still this build's: only the lease holder swaps
+    except Exception as exc:
+        _abandon(state, writer, keep=from_milvus(exc))
+        raise
+    write_manifest(manifest, milvus_uri)  # the swap
+    checkpoint_path(collection).unlink(missing_ok=True)
+    _clean_up(collection, manifest, milvus_uri)
     return manifest
+
+
+def _abandon(state: Checkpoint, writer: PassageWriter, *, keep: bool) -> None:
+    """Close a failed build and remove its unfinished parts, or ``keep`` them to resume.
+
+    Cleanup never hides the failure that caused it: a step that fails too is logged only.
+    """
+    try:
+        writer.close()
+    except Exception as exc:  # a full disk: the build is discarded or truncated anyway
+        log.warning("cannot close the passage store of %r: %s", state.collection, exc)
+    if keep:
+        return
+    try:
+        _discard(state)
+    except Exception as exc:  # Milvus gone too: the next build of the collection drops it
+        shutil.rmtree(bm25_dir(state.collection, state.generation), ignore_errors=True)
+        checkpoint_path(state.collection).unlink(missing_ok=True)
+        log.warning("cannot drop the unfinished build of %r: %s", state.collection, exc)
 
 
 def _within_step(
@@ -331,7 +414,10 @@ def _checkpoint(state: Checkpoint, writer: PassageWriter, name: str) -> None:
 def _finish(state: Checkpoint, name: str, lexical: Path, encoder: EncoderSpec) -> Manifest:
     """Build the lexical index, wait for the dense one, and check both hold every passage."""
     if state.passages == 0:
-        raise CorpusError(f"no passages to index into {state.collection!r}")
+        raise CorpusError(
+            f"no passages to index into {state.collection!r}: the corpus holds no document "
+            "with text"
+        )
     start = time.perf_counter()
     sha = build_lexical(lexical)
     middle = time.perf_counter()
