@@ -178,3 +178,41 @@ def test_a_manifest_that_disagrees_with_the_server_is_refused(
     finally:
         write_shared_manifest(shared, good, server.uri)
     assert live_manifest(shared, server.uri).passages == 4
+
+
+def test_two_machines_building_one_collection_store_each_row_once(
+    server: MilvusServer, tmp_path: Path
+) -> None:
+    """Two `index` runs of one collection at once (two data homes): one builds, one is refused."""
+    from factdebate.tools.retrieval.manifest_store import live_manifest
+    from factdebate.tools.retrieval.milvus import count_rows
+
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(
+        "".join(
+            json.dumps({"id": str(i), "text": f"Fact {i} about a thing."}) + "\n"
+            for i in range(3000)
+        )
+    )
+    runs = []
+    for machine in ("a", "b"):
+        home = tmp_path / machine
+        home.mkdir()
+        args = ["index", str(corpus), "--collection", "race", "--milvus-uri", server.uri]
+        runs.append(
+            subprocess.Popen(
+                [sys.executable, "-c", "from factdebate.cli import app; app()", *args],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env={**os.environ, "FACTDEBATE_HOME": str(home), "PYTHONPATH": str(REPO)},
+            )
+        )
+    results = [(run.wait(timeout=600), *run.communicate()) for run in runs]
+    codes = sorted(code for code, _, _ in results)
+    refused = [err for code, _, err in results if code == 2]
+    assert codes == [0, 2], results
+    assert "collection 'race' is being built by another process" in refused[0].replace("\n", "")
+    assert "Traceback" not in refused[0]
+    live = live_manifest("race", server.uri)
+    assert (live.documents, count_rows(live.milvus_name, server.uri)) == (3000, 3000)
