@@ -291,7 +291,8 @@ def _milvus_failed(collection: str, uri: str, exc: BaseException) -> IndexUnavai
         if is_server(uri)
         else f"Milvus Lite at {resolved_uri(uri)}"
     )
-    first = (str(exc).splitlines() or [""])[0][:300]
+    text = str(getattr(exc, "message", "") or exc)  # pymilvus wraps its message in <...>
+    first = (text.splitlines() or [""])[0][:300]
     return IndexUnavailableError(
         f"{where} failed while indexing {collection!r} "
         f"({type(exc).__name__}: {first}); the unfinished build is kept: run the same command "

@@ -164,5 +164,5 @@ def build_lease(collection: str, uri: str = "") -> Iterator[Lease]:
                 if held is not None and held[0] == owner:
                     client.delete(collection_name=LEASES, ids=[collection])
                     client.flush(collection_name=LEASES)
-        except Exception as exc:  # it expires by itself within LEASE_S
-            log.warning("cannot release the build lease of %r: %s", collection, exc)
+        except Exception as exc:  # Milvus gone (the build says so): it expires within LEASE_S
+            log.debug("cannot release the build lease of %r: %s", collection, exc)
