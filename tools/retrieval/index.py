@@ -136,10 +136,10 @@ def _load_checkpoint(collection: str) -> Checkpoint | None:
 
 
 def _discard(state: Checkpoint) -> None:
-    """Remove an unfinished build: its passage store, checkpoint and Milvus collection."""
+    """Remove an unfinished build: its Milvus collection, passage store and checkpoint."""
+    drop_collection(f"{state.collection}__{state.generation}", state.uri)
     shutil.rmtree(bm25_dir(state.collection, state.generation), ignore_errors=True)
     checkpoint_path(state.collection).unlink(missing_ok=True)
-    drop_collection(f"{state.collection}__{state.generation}", state.uri)
 
 
 def build_collection(
