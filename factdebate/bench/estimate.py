@@ -13,6 +13,7 @@ from typing import Any
 from factdebate.bench.prices import Price, role_models, usd_cost, usd_text
 from factdebate.datasets import DatasetError, dataset, dataset_folder
 from factdebate.tools.core.errors import SettingsError
+from factdebate.tools.core.files import read_bounded
 
 MEASURED = Path(__file__).resolve().parents[1] / "data" / "measured_costs.json"
 MAX_TABLE_BYTES = 1024**2  # the measured table and an earlier run's metrics.json
@@ -21,16 +22,10 @@ KEYS = ("llm_calls", "input_tokens", "output_tokens")
 
 
 def _read_json(path: Path, limit: int, what: str) -> Any:
+    text = read_bounded(path, limit, what)
     try:
-        with path.open("rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError as exc:
-        raise SettingsError(f"{what} {path}: {exc.strerror or exc}") from None
-    if len(data) > limit:
-        raise SettingsError(f"{what} {path} is over {limit} bytes")
-    try:
-        return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+        return json.loads(text)
+    except ValueError as exc:
         raise SettingsError(f"{what} {path}: not JSON ({exc})") from None
 
 

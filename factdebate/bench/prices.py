@@ -14,6 +14,7 @@ from typing import Any
 
 from factdebate.datasets import ANSWER_TASK
 from factdebate.tools.core.errors import SettingsError
+from factdebate.tools.core.files import read_bounded
 from factdebate.tools.core.home import home_dir
 
 PRICES_ENV = "FACTDEBATE_PRICES"
@@ -120,17 +121,10 @@ def prices_file() -> Path:
 
 def read_prices_file(path: Path) -> dict[str, Price]:
     """Prices from a TOML (or ``.json``) file: ``"MODEL" = {input = 0.15, output = 0.6}``."""
+    text = read_bounded(path, MAX_PRICES_BYTES, "prices file")
     try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_PRICES_BYTES + 1)
-    except OSError as exc:
-        raise SettingsError(f"prices file {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_PRICES_BYTES:
-        raise SettingsError(f"prices file {path} is over {MAX_PRICES_BYTES} bytes")
-    try:
-        text = data.decode("utf-8")
         parsed = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except (UnicodeDecodeError, ValueError) as exc:
+    except ValueError as exc:
         raise SettingsError(f"prices file {path}: {str(exc).splitlines()[0]}") from None
     if not isinstance(parsed, dict) or len(parsed) > MAX_PRICED_MODELS:
         raise SettingsError(f"prices file {path}: a table of at most {MAX_PRICED_MODELS} models")

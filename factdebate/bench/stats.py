@@ -78,17 +78,22 @@ def mean_interval(values: Sequence[float], repeats: int = 1) -> Interval:
         return _interval(estimate, None, None, n, repeats, NO_INTERVAL)
     if np.all(data == data[0]):
         return _interval(estimate, estimate, estimate, n, repeats, "every item equal")
+    low, high = _percentile_bootstrap(data, np.mean)
+    return _interval(estimate, low, high, n, repeats, METHOD)
+
+
+def _percentile_bootstrap(sample: np.ndarray, statistic: Callable[..., Any]) -> tuple[float, float]:
+    """The 95 % percentile-bootstrap interval of ``statistic`` (vectorized) over ``sample``."""
     res = sps.bootstrap(
-        (data,),
-        np.mean,
+        (sample,),
+        statistic,
         n_resamples=RESAMPLES,
         confidence_level=CONFIDENCE,
         method="percentile",
         vectorized=True,
         rng=_rng(),
     )
-    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    return _interval(estimate, low, high, n, repeats, METHOD)
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
 def item_means(rows: Sequence[Row], value: Callable[[Row], float]) -> list[float]:
@@ -177,16 +182,7 @@ def confusion_interval(
         summed = drawn.reshape(m, n).astype(float) @ counts
         return score(summed, classes).reshape(picks.shape[:-1])
 
-    res = sps.bootstrap(
-        (np.arange(n),),
-        statistic,
-        n_resamples=RESAMPLES,
-        confidence_level=CONFIDENCE,
-        method="percentile",
-        vectorized=True,
-        rng=_rng(),
-    )
-    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    low, high = _percentile_bootstrap(np.arange(n), statistic)
     return _interval(estimate, low, high, n, repeats_of(rows), METHOD)
 
 

@@ -1,4 +1,4 @@
-"""Atomic file rewrites: write a temp file beside the target, fsync it, rename it over."""
+"""Files: atomic rewrites (a temp file beside the target, fsynced, renamed) and bounded reads."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from factdebate.tools.core.errors import FactDebateError
+from factdebate.tools.core.errors import FactDebateError, SettingsError
 
 FILE_MODE = 0o666
 """Mode asked for new files, less the process umask (0644 under the usual 022), the same as
@@ -98,3 +98,23 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     payload = data.encode("utf-8") if isinstance(data, str) else data
     with atomic_target(path) as tmp:
         tmp.write_bytes(payload)
+
+
+def read_bounded(path: Path, limit: int, what: str) -> str:
+    """The UTF-8 text of a small settings or table file, at most ``limit`` bytes.
+
+    Raises:
+        SettingsError: the file cannot be read, is larger than ``limit`` or is not UTF-8,
+            named as ``what PATH`` in one line.
+    """
+    try:
+        with Path(path).open("rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise SettingsError(f"{what} {path}: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise SettingsError(f"{what} {path} is over {limit} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"{what} {path}: not UTF-8 text ({exc.reason})") from None

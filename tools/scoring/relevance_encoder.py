@@ -11,10 +11,7 @@ from langchain_core.embeddings import Embeddings
 
 from factdebate.tools.core.records import ModelConfigError
 from factdebate.tools.retrieval.embeddings import (
-    DEFAULT_ENCODER,
-    MAX_NAME_CHARS,
     canonical_encoder,
-    is_default_encoder,
     load_encoder,
 )
 
@@ -31,17 +28,13 @@ def is_provider_encoder(name: str) -> bool:
 def relevance_label(name: str) -> str:
     """How a relevance score records its encoder: MiniLM's name, a provider string or a model id.
 
+    The name an index would record (``canonical_encoder``): a provider string is no folder,
+    so it comes back as given.
+
     Raises:
         ModelConfigError: the name is longer than the limit on encoder names.
     """
-    name = name.strip()
-    if len(name) > MAX_NAME_CHARS:
-        raise ModelConfigError(
-            f"encoder name is {len(name)} characters; the limit is {MAX_NAME_CHARS}"
-        )
-    if is_default_encoder(name):
-        return DEFAULT_ENCODER
-    return name if is_provider_encoder(name) else canonical_encoder(name)
+    return canonical_encoder(name)
 
 
 def relevance_embeddings(name: str) -> Embeddings:
