@@ -39,7 +39,12 @@ from factdebate.bench.runner import run_bench  # noqa: E402
 from factdebate.bench.suite import SuitePlan, run_suite, write_comparison  # noqa: E402
 from factdebate.tools import dispatch  # noqa: E402
 from tests.fake_provider import fake_provider  # noqa: E402
-from tests.nodes.tool_mad.debates import DebateReplay, claim_line, claims  # noqa: E402
+from tests.nodes.tool_mad.debates import (  # noqa: E402
+    DebateReplay,
+    claim_line,
+    claims,
+    ragas_kind,
+)
 
 PLAN = SuitePlan("tool-mad", ("cot",), "self-consistency")
 """What the replay can answer: Tool-MAD, CoT and the matched self-consistency baseline."""
@@ -71,9 +76,7 @@ class SuiteReplay(DebateReplay):
         """A Tool-MAD call's recorded answer; a single agent's next recorded argument."""
         if "connection check" in prompt:  # the reachability probe before a run
             return "OK"
-        if "fact-checking debate" in prompt or "Given a question and an answer" in prompt:
-            return super().__call__(prompt, body)
-        if any(marker in prompt for marker in ("faithfulness", "Generate a question")):
+        if "fact-checking debate" in prompt or ragas_kind(prompt) is not None:  # Tool-MAD's
             return super().__call__(prompt, body)
         claim = claim_line(prompt)
         answers = self.arguments.get(claim)

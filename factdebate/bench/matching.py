@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from factdebate.bench.items import data_identity, load_items
+from factdebate.bench.rows import load_run, repeat_folders
 from factdebate.bench.scoring import FAILED, RESULTS, llm_calls, tokens
 from factdebate.datasets import CATALOG, DatasetError
 from factdebate.graphs.registry import METHODS, resolve
@@ -96,17 +97,23 @@ def _data_root(dataset: str, folder: str) -> Path:
 def read_target(run_dir: Path) -> MatchTarget:
     """The sample and mean cost per item of the run in ``run_dir``.
 
+    A run of ``bench --repeats N`` counts every repeat's rows; its sample is the one each
+    repeat's own ``run.json`` records.
+
     Raises:
         SettingsError: no run there, no data folder recorded, or no item with a cost.
     """
-    run = read_run(Path(run_dir))
+    folder = Path(run_dir)
+    repeats = repeat_folders(folder)
+    repeated = bool(repeats) and not (folder / RESULTS).is_file()
+    run = read_run(repeats[0][1] if repeated else folder)
     where = f"--match-compute {run_dir}"
     if not run.get("dataset") or not run.get("method"):
         raise SettingsError(f"{where}: no run.json of a bench run there")
     data = run.get("data") or {}
     if not data.get("folder") or not data.get("items_sha256"):
         raise SettingsError(f"{where}: run.json records no data folder, so no sample to match")
-    n, calls, toks = mean_cost(read_rows(Path(run_dir) / RESULTS))
+    n, calls, toks = mean_cost(load_run(folder) if repeated else read_rows(folder / RESULTS))
     if n == 0:
         raise SettingsError(f"{where}: no finished item with a cost in {RESULTS}")
     return MatchTarget(

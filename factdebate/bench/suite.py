@@ -54,11 +54,6 @@ def matched_method(spec: MethodSpec) -> str:
         and s.input_kind == spec.input_kind
         and s.retrieves == spec.retrieves
     ]
-    fitting = fitting or [
-        s
-        for s in METHODS.values()
-        if s.family == SELF_CONSISTENCY and s.input_kind == spec.input_kind
-    ]
     if not fitting:
         raise SettingsError(f"no self-consistency method reads {spec.input_kind}s like {spec.name}")
     return fitting[0].name

@@ -56,8 +56,6 @@ def run_suite_command(
             run_repeats(name, dataset, folder, context=settings, progress=progress, **options)
 
     def match(name: str, debate: Path, folder: Path, settings: dict[str, Any]) -> int:
-        if (debate / "repeat-1").is_dir():  # repeats share one sample: the first one's cost
-            debate = debate / "repeat-1"
         plan_k = match_k(name, debate, match_on, folder, settings, options.get("concurrency", 1))
         err.print(
             f"{name}: k = {plan_k['k']} matches {debate.name}'s "

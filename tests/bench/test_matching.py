@@ -141,3 +141,41 @@ def test_refusals_are_one_line(tmp_path, data_home, scripted):
                    "--model", name, "--out", out)  # fmt: skip
     assert result.exit_code == 2 and "not the same sample" in result.output
     assert not (tmp_path / "sc").exists()
+
+
+def test_a_repeated_run_is_matched_over_all_its_repeats(tmp_path: Path, scripted: Any) -> None:
+    from factdebate.bench.repeats import run_repeats
+
+    data = make_data(tmp_path / "data", "SRN")
+    name, _ = scripted([], default="Reasons.\n**SUPPORTS**")
+    out = tmp_path / "mad"
+    run_repeats(
+        "mad",
+        "fever-mini",
+        out,
+        repeats=2,
+        data_dir=data,
+        limit=None,
+        seed=0,
+        concurrency=1,
+        context={"model": name},
+    )
+    target = read_target(out)
+    rows = [r for n in (1, 2) for r in read_results(out / f"repeat-{n}" / "results.jsonl")]
+    assert target.method == "mad" and target.items == len(rows) == 6
+    assert target.calls == pytest.approx(mean_cost(rows)[1])
+    single = run_bench(
+        "cot",
+        "fever-mini",
+        tmp_path / "cot",
+        data_dir=data,
+        limit=None,
+        seed=0,
+        concurrency=1,
+        context={"model": name},
+    )
+    assert single["n"] == 3  # the same sample the repeats ran
+    assert (
+        target.items_sha256
+        == json.loads((tmp_path / "cot" / "run.json").read_text())["data"]["items_sha256"]
+    )
