@@ -241,3 +241,22 @@ def test_compare_page_needs_finished_runs(tmp_path: Path):
         render_compare_page([tmp_path])
     bad = runner.invoke(app, ["bench", "--out", str(tmp_path / "r"), "--html", "x.html"])
     assert bad.exit_code == 2 and "--html goes with --compare" in bad.output
+
+
+def test_interval_note_counts_the_runs_items(tmp_path: Path, scripted: Any) -> None:
+    from tests.bench.test_runner import make_data
+
+    data = make_data(tmp_path / "data", "SRNS")
+    name, _ = scripted([], default="Reasons.\n**SUPPORTS**")
+    run_bench(
+        "cot",
+        "fever-mini",
+        tmp_path / "run",
+        data_dir=data,
+        limit=None,
+        seed=0,
+        concurrency=1,
+        context={"model": name},
+    )
+    page = (tmp_path / "run" / "report.html").read_text()
+    assert "Percentile bootstrap over 4 items;" in page and "built-in method" not in page
