@@ -163,7 +163,8 @@ async def arun_bench(
     report()
     semaphore = asyncio.Semaphore(concurrency)
     started = time.perf_counter()
-    with append_rows(out_dir / RESULTS) as sink:
+    # a second bench on the same folder is refused here, before it runs any item twice
+    with append_rows(out_dir / RESULTS, wait=False) as sink:
 
         async def one(item: BenchItem) -> None:
             payload = item.graph_input(accepted)

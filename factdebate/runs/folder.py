@@ -205,7 +205,11 @@ def rows_lock(path: Path, *, wait: bool) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def append_rows(path: Path, *, fsync: bool = False) -> Iterator[RowSink]:
-    """Open ``path`` for appending rows for the length of the block (its one writer)."""
-    with rows_lock(path, wait=True), Path(path).open("a", encoding="utf-8") as handle:
+def append_rows(path: Path, *, fsync: bool = False, wait: bool = True) -> Iterator[RowSink]:
+    """Open ``path`` for appending rows for the length of the block (its one writer).
+
+    Raises:
+        RowsBusyError: without ``wait``, another writer holds the file.
+    """
+    with rows_lock(path, wait=wait), Path(path).open("a", encoding="utf-8") as handle:
         yield RowSink(handle, fsync)

@@ -415,3 +415,16 @@ def test_method_and_dataset_kinds_must_match(tmp_path: Path, scripted) -> None:
             context={"model": name},
         )
     assert model.prompts == [] and not (tmp_path / "a").exists()
+
+
+def test_a_second_bench_on_a_folder_being_written_is_refused(tmp_path: Path, scripted) -> None:
+    from factdebate.runs.folder import RowsBusyError, append_rows
+
+    data = make_data(tmp_path / "data", "SR")
+    name, model = scripted([], default="Yes.\n**SUPPORTS**")
+    (tmp_path / "run").mkdir()
+    busy = pytest.raises(RowsBusyError, match="being written by another process")
+    with append_rows(tmp_path / "run" / "results.jsonl"), busy:  # another bench appending
+        bench(tmp_path, data, name)
+    assert model.prompts == []  # refused before any item ran
+    assert bench(tmp_path, data, name)["n"] == 2  # once the other is done, it runs
