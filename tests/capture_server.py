@@ -56,13 +56,16 @@ class CaptureServer:
                 if not chunk:
                     break
                 data += chunk
+        except OSError:
+            pass
+        with self.lock:  # recorded before the answer: a client that has its 500 finds it here
+            self.received.append(data)
+        try:
             conn.sendall(REPLY)
         except OSError:
             pass
         finally:
             conn.close()
-            with self.lock:
-                self.received.append(data)
 
 
 @contextmanager
