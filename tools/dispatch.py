@@ -16,7 +16,13 @@ from factdebate.tools.retrieval.manifest import IndexMismatchError, IndexUnavail
 from factdebate.tools.retrieval.manifest_store import live_manifest
 from factdebate.tools.retrieval.ranking import RRF_K, Passage, rrf
 from factdebate.tools.retrieval.rerank import RERANK_DEPTH, rerank
-from factdebate.tools.retrieval.vectorstore import dense_hits, dense_search, passages_by_id
+from factdebate.tools.retrieval.vectorstore import (
+    dense_hits,
+    dense_search,
+    hybrid_hits,
+    passages_by_id,
+    with_texts,
+)
 from factdebate.tools.websearch.backends import search_backend
 
 ToolFn = Callable[[str, int], list[Evidence]]
@@ -48,10 +54,26 @@ def hybrid_search(
 ) -> list[Evidence]:
     """Fuse dense (the index's encoder) and stemmed BM25 document rankings by weighted RRF.
 
-    Each engine ranks distinct documents (``max(k, FETCH_DOCS)`` deep); a document is shown
-    by the passage of the engine that ranked it higher.
+    Where Milvus holds the BM25 index (``manifest.lexical == "milvus"``) one Milvus hybrid
+    search fuses the two passage rankings (equal weights only) and the texts come from Milvus.
+    With bm25s shards each engine ranks distinct documents (``max(k, FETCH_DOCS)`` deep) and a
+    document is shown by the passage of the engine that ranked it higher.
+
+    Raises:
+        SettingsError: a dense weight other than 1 on an index whose BM25 is in Milvus.
     """
     manifest = live_manifest(collection, milvus_uri)
+    if manifest.lexical == "milvus":
+        if dense_weight != 1.0:
+            raise SettingsError(
+                f"{collection!r} fuses inside Milvus (RRF, equal weights): a dense weight of "
+                f"{dense_weight} needs an index built with lexical=bm25s"
+            )
+        hits = hybrid_hits(manifest, query, k, milvus_uri, rrf_k)
+        return [
+            to_evidence(passage, "hybrid", score)
+            for _, passage, score in with_texts(manifest, hits, milvus_uri)
+        ]
     depth = max(k, FETCH_DOCS)
     dense = dense_hits(manifest, query, depth, milvus_uri)
     lexical = lexical_index(manifest)

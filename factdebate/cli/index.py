@@ -14,6 +14,16 @@ from factdebate.cli.console import err, fail, out
 from factdebate.cli.progress import DEFAULT_EVERY_S, track_progress
 from factdebate.tools.core.errors import FactDebateError
 
+Lexical = Annotated[
+    str,
+    typer.Option(
+        "--lexical",
+        help="Where the BM25 index goes: auto (Milvus when it has full-text search: 2.5+ or "
+        "Milvus Lite 3; else bm25s), milvus, or bm25s (shards in this machine's FACTDEBATE_HOME). "
+        "Default: FACTDEBATE_LEXICAL, else auto.",
+    ),
+]
+
 
 def index(
     path: Annotated[
@@ -32,6 +42,7 @@ def index(
             "--format", help="auto, jsonl, parquet, fever, kilt or text (auto: detected)."
         ),
     ] = "auto",
+    lexical: Lexical = "",
 ) -> None:
     """Build (or rebuild) a retrieval index from your own documents, streamed in batches.
 
@@ -39,7 +50,7 @@ def index(
     only when the new one is complete. A killed build resumes when the same command is run
     again (docs/corpus.md).
     """
-    _run_index(path, collection, milvus_uri, corpus_format, progress_every)
+    _run_index(path, collection, milvus_uri, corpus_format, progress_every, lexical)
 
 
 def index_corpus(
@@ -52,6 +63,7 @@ def index_corpus(
     ] = None,
     milvus_uri: Annotated[str, typer.Option(help="Milvus server URI; default Milvus Lite.")] = "",
     progress_every: ProgressEvery = DEFAULT_EVERY_S,
+    lexical: Lexical = "",
 ) -> None:
     """Index a dataset's retrieval corpus (PubMed abstracts for Tool-MAD's medical setting)."""
     from factdebate.bench.corpus import collection_name
@@ -65,11 +77,13 @@ def index_corpus(
         docs = load_corpus(source, data_dir)
     except FactDebateError as exc:
         fail(str(exc))
-    _index_with_progress(docs, collection or collection_name(source), milvus_uri, progress_every)
+    _index_with_progress(
+        docs, collection or collection_name(source), milvus_uri, progress_every, lexical
+    )
 
 
 def _index_with_progress(
-    docs: Any, collection: str, milvus_uri: str, every: float = DEFAULT_EVERY_S
+    docs: Any, collection: str, milvus_uri: str, every: float = DEFAULT_EVERY_S, lexical: str = ""
 ) -> None:
     """Build ``collection`` from documents with progress, then say what was indexed."""
     from factdebate.tools.retrieval.index import build_index, split_passages
@@ -83,7 +97,10 @@ def _index_with_progress(
             track(done[0], total, "")
 
         track(0, total, "")
-        count = build_index(docs, collection, milvus_uri, progress=advance)
+        try:
+            count = build_index(docs, collection, milvus_uri, progress=advance, lexical=lexical)
+        except FactDebateError as exc:
+            fail(str(exc))
     out.print(f"indexed {len(docs)} documents as {count} passages into collection {collection!r}")
 
 
@@ -96,6 +113,7 @@ def _run_index(
     milvus_uri: str,
     fmt: str,
     progress_every: float,
+    lexical: str = "",
 ) -> None:
     """Check the arguments, stream ``path`` into ``collection``, report what was indexed.
 
@@ -105,6 +123,7 @@ def _run_index(
     ``SHOWN_PROBLEMS``) and counted.
     """
     from factdebate.tools.retrieval.corpus import FORMATS, count_records
+    from factdebate.tools.retrieval.full_text import requested_lexical
     from factdebate.tools.retrieval.index import index_path
     from factdebate.tools.retrieval.manifest import check_name
 
@@ -119,6 +138,7 @@ def _run_index(
 
     try:
         check_name(collection)
+        requested_lexical(lexical)
         total = count_records(path, fmt)
     except FactDebateError as exc:
         fail(str(exc))
@@ -136,6 +156,7 @@ def _run_index(
                 problem=problem,
                 on_batch=step,
                 on_embedded=step,
+                lexical=lexical,
             )
     except FactDebateError as exc:
         fail(_why(str(exc), collection, skipped[0], fmt))

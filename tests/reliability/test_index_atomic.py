@@ -28,6 +28,7 @@ from factdebate.tools.retrieval.manifest import (
     manifest_path,
 )
 from factdebate.tools.retrieval.manifest_store import live_manifest
+from factdebate.tools.retrieval.milvus import locked_client
 from tests.conftest import REPO
 from tests.reliability.bench_cli import runner
 
@@ -91,6 +92,7 @@ def test_rebuild_swaps_and_cleans_the_old_generation(data_home: Path) -> None:
 def test_failed_rebuild_keeps_the_previous_index(
     data_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("FACTDEBATE_LEXICAL", "bm25s")  # its shards on disk are checked too
     build_index(corpus("alpha", 3), "keep")
     before = live_manifest("keep")
 
@@ -105,7 +107,10 @@ def test_failed_rebuild_keeps_the_previous_index(
     assert search("keep", "alpha subject") and dense("keep", "alpha document")
 
 
-def test_manifest_mismatch_is_a_one_line_error(data_home: Path) -> None:
+def test_manifest_mismatch_is_a_one_line_error(
+    data_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FACTDEBATE_LEXICAL", "bm25s")  # the shards behind the manifest's back
     build_index(corpus("alpha", 3), "checked")
     manifest = live_manifest("checked")
     offsets = bm25_dir("checked", manifest.generation) / "offsets.u64"
@@ -255,9 +260,13 @@ def test_reindex_killed_at_a_random_point_leaves_the_previous_index_usable(
     assert search("killed", "old text") and search("killed", "new") == []
     assert dense("killed", "old text")[0].startswith("old")
     build_index(corpus("next", 2), "killed")  # and the next build clears what was left
-    assert [p.name for p in (data_home / "bm25").iterdir()] == [
-        f"killed__{live_manifest('killed').generation}"
-    ]
+    live = live_manifest("killed")
+    if live.lexical == "bm25s":
+        assert [p.name for p in (data_home / "bm25").iterdir()] == [f"killed__{live.generation}"]
+    with locked_client() as client:
+        assert [n for n in client.list_collections() if n.startswith("killed")] == [
+            live.milvus_name
+        ]
 
 
 def test_load_documents_reports_each_bad_line(tmp_path: Path) -> None:

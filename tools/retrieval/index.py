@@ -1,4 +1,4 @@
-"""Ingest a corpus stream into a collection (dense Milvus + stemmed BM25): resumable, then swap."""
+"""Ingest a corpus stream into a collection (dense, and BM25 in Milvus or bm25s): resumable."""
 
 from __future__ import annotations
 
@@ -35,17 +35,21 @@ from factdebate.tools.retrieval.embeddings import (
     load_encoder,
     requested_encoder,
 )
+from factdebate.tools.retrieval.full_text import lexical_for, requested_lexical
 from factdebate.tools.retrieval.lease import Lease, build_lease
 from factdebate.tools.retrieval.lexical import PassageWriter, build_lexical, lexical_ready
 from factdebate.tools.retrieval.manifest import (
+    ANALYZER,
     EMBEDDING_MODEL,
     FORMAT,
+    MILVUS_ANALYZER,
     IndexMismatchError,
     IndexMissingError,
     IndexUnavailableError,
     Manifest,
     bm25_dir,
     check_name,
+    hashed_line,
     is_server,
     new_generation,
 )
@@ -58,6 +62,7 @@ from factdebate.tools.retrieval.milvus import (
     drop_collections,
     flush,
     insert_rows,
+    server_version,
     wait_indexed,
 )
 from factdebate.tools.retrieval.milvus import milvus_uri as resolved_uri
@@ -110,6 +115,33 @@ class Checkpoint:
     passages: int = 0
     dense_index: str = "AUTOINDEX"
     embed_s: float = 0.0
+    lexical: str = "bm25s"  # where the BM25 index goes (manifest.LEXICAL_ENGINES)
+    milvus_version: str = ""
+
+
+class PassageDigest:
+    """Stands in for the passage store when Milvus holds the texts: digests what is appended.
+
+    A resumed build appends the passages it skips again, so the digest covers every passage.
+    """
+
+    def __init__(self) -> None:
+        """Start an empty digest."""
+        self.digest = hashlib.sha256()
+
+    def append(self, passages: Iterable[Passage]) -> None:
+        """Digest passages after the last one."""
+        for passage in passages:
+            self.digest.update(hashed_line(passage))
+
+    def commit(self) -> None:
+        """Nothing to make durable: Milvus holds the passages."""
+
+    def truncate(self, count: int) -> None:
+        """Nothing to undo: the digest restarts with the build."""
+
+    def close(self) -> None:
+        """Nothing to close."""
 
 
 def checkpoint_path(collection: str) -> Path:
@@ -150,11 +182,12 @@ def build_collection(
     first: int = 0,
     encode: Encoder | None = None,
     progress: Callable[[int], None] | None = None,
+    full_text: bool = False,
 ) -> None:
     """Embed one batch of passages (shortest first, for even padding) and insert it.
 
     Row ids are ``first`` onwards: a passage's position in the whole build. ``progress`` is
-    told the texts of each encoder call.
+    told the texts of each encoder call; ``full_text``: rows carry their analysed terms.
     """
     texts = [f"{p['title']}\n{p['text']}" for p in passages]
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -166,7 +199,7 @@ def build_collection(
             vectors[i] = vector
         if progress:
             progress(len(chunk))
-    insert_rows(name, first, passages, vectors, uri)
+    insert_rows(name, first, passages, vectors, uri, full_text=full_text)
 
 
 def _batches(documents: Iterator[Evidence], max_chars: int) -> Iterator[tuple[int, list[Passage]]]:
@@ -183,9 +216,13 @@ def _batches(documents: Iterator[Evidence], max_chars: int) -> Iterator[tuple[in
 
 
 def _start(
-    collection: str, source: str, uri: str, encoder: EncoderSpec | None = None
+    collection: str, source: str, uri: str, encoder: EncoderSpec | None = None, lexical: str = ""
 ) -> tuple[Checkpoint, bool]:
-    """The checkpoint to continue (same source and URI) or a fresh one; True when resuming."""
+    """The checkpoint to continue (same source and URI) or a fresh one; True when resuming.
+
+    A fresh build's lexical engine is ``lexical`` (``full_text.lexical_for``: by default the
+    Milvus version decides).
+    """
     state = _load_checkpoint(collection)
     if state is not None and (state.source, state.uri) == (source, uri):
         name = f"{collection}__{state.generation}"
@@ -198,9 +235,14 @@ def _start(
     if state is not None:
         _discard(state)
     state = Checkpoint(collection, new_generation(), source, uri)
+    state.milvus_version = server_version(uri)
+    state.lexical = lexical_for(state.milvus_version, lexical)
     dim = (encoder or EncoderSpec(requested_encoder())).dim
-    state.dense_index = create_collection(f"{collection}__{state.generation}", uri, dim)
-    bm25_dir(collection, state.generation).mkdir(parents=True, exist_ok=True)
+    state.dense_index = create_collection(
+        f"{collection}__{state.generation}", uri, dim, full_text=state.lexical == "milvus"
+    )
+    if state.lexical == "bm25s":
+        bm25_dir(collection, state.generation).mkdir(parents=True, exist_ok=True)
     _save(state)
     return state, False
 
@@ -218,6 +260,7 @@ def ingest(
     checkpoint_s: float = CHECKPOINT_S,
     max_chars: int = PASSAGE_CHARS,
     embed_model: str = "",
+    lexical: str = "",
 ) -> Manifest:
     """Stream ``documents`` into a new generation of ``collection``; returns the live manifest.
 
@@ -246,6 +289,10 @@ def ingest(
         embed_model: The encoder (``embeddings.requested_encoder``: empty = the
             ``FACTDEBATE_EMBED_MODEL`` environment variable, else the shipped MiniLM); the
             manifest records it. A given ``encode`` stands in for it.
+        lexical: Where the BM25 index goes: ``milvus`` (a BM25 function in the collection;
+            Milvus 2.5+ and Milvus Lite 3), ``bm25s`` (shards under the data home) or
+            ``auto``; empty = ``FACTDEBATE_LEXICAL``, else auto (milvus where the Milvus has
+            full-text search). A build never resumes with another engine.
     """
     check_name(collection)
     if encode is None:
@@ -253,7 +300,9 @@ def ingest(
         spec, encode = chosen.spec, chosen.embeddings.embed_documents
     else:
         spec = EncoderSpec(requested_encoder(embed_model))
-    source = f"{source} encoder={spec.describe()}"  # a build never resumes with another encoder
+    chosen = requested_lexical(lexical)
+    # a build never resumes with another encoder or lexical engine
+    source = f"{source} encoder={spec.describe()} lexical={chosen}"
     try:
         with _lock, build_lease(collection, milvus_uri) as lease:
             return _ingest(
@@ -269,6 +318,7 @@ def ingest(
                 on_embedded=on_embedded,
                 checkpoint_s=checkpoint_s,
                 max_chars=max_chars,
+                lexical=chosen,
             )
     except Exception as exc:
         if from_milvus(exc):
@@ -314,12 +364,14 @@ def _ingest(
     on_embedded: Callable[[int, int], None] | None,
     checkpoint_s: float,
     max_chars: int,
+    lexical: str,
 ) -> Manifest:
     """``ingest`` once the build's lock and lease are held."""
-    state, resumed = _start(collection, source, milvus_uri, spec)
+    state, resumed = _start(collection, source, milvus_uri, spec, lexical)
     name = f"{collection}__{state.generation}"
-    lexical = bm25_dir(collection, state.generation)
-    writer = PassageWriter(lexical)
+    full_text = state.lexical == "milvus"
+    shards = bm25_dir(collection, state.generation)
+    writer: PassageWriter | PassageDigest = PassageDigest() if full_text else PassageWriter(shards)
     try:
         if resumed:
             writer.truncate(state.passages)
@@ -328,8 +380,10 @@ def _ingest(
             if progress and state.passages:
                 progress(state.passages)
         stream = iter(documents)
-        for _ in range(state.documents):  # skip what is stored
-            next(stream, None)
+        for _ in range(state.documents):  # skip what is stored (digested again in Milvus)
+            doc = next(stream, None)
+            if full_text and doc is not None:
+                writer.append(passages_of(doc, max_chars))
         if on_batch:
             on_batch(state.documents, state.passages)
         last = time.monotonic()
@@ -342,6 +396,7 @@ def _ingest(
                 first=state.passages,
                 encode=encode,
                 progress=_within_step(progress, on_embedded, state, docs, len(batch)),
+                full_text=full_text,
             )
             writer.append(batch)
             state.embed_s += time.perf_counter() - start
@@ -354,7 +409,7 @@ def _ingest(
                 last = time.monotonic()
         _checkpoint(state, writer, name)
         writer.close()
-        manifest = _finish(state, name, lexical, spec)
+        manifest = _finish(state, name, writer, spec)
         lease.check()  # still this build's: only the lease holder swaps
     except Exception as exc:
         _abandon(state, writer, keep=from_milvus(exc))
@@ -365,7 +420,7 @@ def _ingest(
     return manifest
 
 
-def _abandon(state: Checkpoint, writer: PassageWriter, *, keep: bool) -> None:
+def _abandon(state: Checkpoint, writer: PassageWriter | PassageDigest, *, keep: bool) -> None:
     """Close a failed build and remove its unfinished parts, or ``keep`` them to resume.
 
     Cleanup never hides the failure that caused it: a step that fails too is logged only.
@@ -406,21 +461,26 @@ def _within_step(
     return tell
 
 
-def _checkpoint(state: Checkpoint, writer: PassageWriter, name: str) -> None:
+def _checkpoint(state: Checkpoint, writer: PassageWriter | PassageDigest, name: str) -> None:
     flush(name, state.uri)
     writer.commit()
     _save(state)
 
 
-def _finish(state: Checkpoint, name: str, lexical: Path, encoder: EncoderSpec) -> Manifest:
-    """Build the lexical index, wait for the dense one, and check both hold every passage."""
+def _finish(
+    state: Checkpoint, name: str, writer: PassageWriter | PassageDigest, encoder: EncoderSpec
+) -> Manifest:
+    """Build the lexical index, wait for Milvus's, and check Milvus holds every passage."""
     if state.passages == 0:
         raise CorpusError(
             f"no passages to index into {state.collection!r}: the corpus holds no document "
             "with text"
         )
     start = time.perf_counter()
-    sha = build_lexical(lexical)
+    if isinstance(writer, PassageDigest):  # Milvus built the BM25 index while inserting
+        sha = writer.digest.hexdigest()
+    else:
+        sha = build_lexical(writer.folder)
     middle = time.perf_counter()
     if is_server(state.uri):
         wait_indexed(name, state.uri)
@@ -442,6 +502,10 @@ def _finish(state: Checkpoint, name: str, lexical: Path, encoder: EncoderSpec) -
         embedding_dim=encoder.dim,
         query_prefix=encoder.query_prefix,
         passage_prefix=encoder.passage_prefix,
+        lexical=state.lexical,
+        analyzer=MILVUS_ANALYZER if state.lexical == "milvus" else ANALYZER,
+        milvus_version=state.milvus_version,
+        milvus_uri="" if is_server(state.uri) else resolved_uri(state.uri),
     )
 
 
@@ -477,10 +541,19 @@ def build_index(
     collection: str,
     milvus_uri: str = "",
     progress: Callable[[int], None] | None = None,
+    *,
+    lexical: str = "",
+    encode: Encoder | None = None,
 ) -> int:
-    """Index ``docs`` (in memory) under ``collection`` in both engines; returns the passages."""
+    """Index ``docs`` (in memory) under ``collection`` (dense and BM25); returns the passages.
+
+    ``lexical`` and ``encode`` as for ``ingest``.
+    """
     source = _fingerprint(([d["id"], d["title"], d["text"]] for d in docs), PASSAGE_CHARS)
-    return ingest(docs, collection, milvus_uri, source=source, progress=progress).passages
+    return ingest(
+        docs, collection, milvus_uri, source=source, progress=progress, lexical=lexical,
+        encode=encode,
+    ).passages
 
 
 def index_path(
@@ -493,10 +566,12 @@ def index_path(
     problem: Problem | None = None,
     on_batch: Callable[[int, int], None] | None = None,
     on_embedded: Callable[[int, int], None] | None = None,
+    lexical: str = "",
 ) -> Manifest:
     """Stream a corpus file or folder (any ``corpus.FORMATS``) into ``collection``.
 
-    Killed, it resumes when called again with the same path (files unchanged) and settings.
+    Killed, it resumes when called again with the same path (files unchanged) and settings;
+    ``lexical`` as for ``ingest``.
     """
     source = path_source(path, fmt)
     return ingest(
@@ -507,6 +582,7 @@ def index_path(
         progress=progress,
         on_batch=on_batch,
         on_embedded=on_embedded,
+        lexical=lexical,
     )
 
 
@@ -516,7 +592,8 @@ def index_ready(collection: str, milvus_uri: str = "", lexical: bool = True) -> 
         manifest = live_manifest(collection, milvus_uri)
     except (IndexMissingError, IndexMismatchError):
         return False
-    if lexical and not lexical_ready(bm25_dir(collection, manifest.generation)):
+    on_disk = manifest.lexical == "bm25s"
+    if lexical and on_disk and not lexical_ready(bm25_dir(collection, manifest.generation)):
         return False
     return collection_exists(collection, milvus_uri)
 
@@ -524,8 +601,9 @@ def index_ready(collection: str, milvus_uri: str = "", lexical: bool = True) -> 
 def ensure_index(collection: str, milvus_uri: str = "", lexical: bool = True) -> None:
     """Make sure ``collection`` exists; the bundled default collection is built on first use.
 
-    ``lexical=False``: only the dense part is needed (a Milvus server's index used from a
-    machine that does not hold the BM25 files).
+    ``lexical=False``: only the dense part is needed (a bm25s-engine index used from a
+    machine that does not hold its BM25 files). An index whose BM25 lives in Milvus needs
+    nothing on this machine.
 
     Raises:
         IndexMissingError: any other collection that was never indexed.
@@ -538,10 +616,12 @@ def ensure_index(collection: str, milvus_uri: str = "", lexical: bool = True) ->
         if collection != DEFAULT_COLLECTION:
             manifest = live_manifest(collection, milvus_uri)  # raises the precise error
             folder = bm25_dir(collection, manifest.generation)
-            if lexical and not lexical_ready(folder) and collection_exists(collection, milvus_uri):
+            missing = manifest.lexical == "bm25s" and not lexical_ready(folder)
+            if lexical and missing and collection_exists(collection, milvus_uri):
                 raise IndexMismatchError(
                     f"the lexical index of {collection!r} is not on this machine ({folder}): "
-                    "share FACTDEBATE_HOME, copy that folder, or use rag_engine=dense"
+                    "share FACTDEBATE_HOME, copy that folder, use rag_engine=dense, or rebuild "
+                    "it on a Milvus with full-text search (2.5+ or Milvus Lite 3: lexical=milvus)"
                 )
             raise IndexMissingError(collection)
         build_index(load_documents(default_corpus_path()), collection, milvus_uri)

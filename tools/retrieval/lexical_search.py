@@ -1,4 +1,4 @@
-"""Stemmed BM25 search over a local collection (web search backends: tools/websearch)."""
+"""Stemmed BM25 search of a collection, in Milvus or bm25s shards (web search: tools/websearch)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from factdebate.tools.retrieval.lexical import (
 )
 from factdebate.tools.retrieval.manifest_store import live_manifest
 from factdebate.tools.retrieval.ranking import Passage
+from factdebate.tools.retrieval.vectorstore import full_text_hits, with_texts
 
 __all__ = [
     "FETCH_DOCS",
@@ -36,22 +37,29 @@ def to_evidence(passage: Passage, source: str, score: float) -> Evidence:
 
 
 class OfflineSearch:
-    """Stemmed BM25 over a local collection: the no-network stand-in for web search."""
+    """Stemmed BM25 over a collection: the no-network stand-in for web search."""
 
     name = "bm25"
 
     def __init__(self, collection: str, milvus_uri: str = "") -> None:
         """Search ``collection`` (its index is loaded on first use).
 
-        With a Milvus server URI the manifest stored in the server names the live index, as
-        it does for the dense side.
+        The manifest stored in Milvus names the live index and where its BM25 lives: in
+        Milvus (searched there, texts read from Milvus) or in bm25s shards on this machine.
         """
         self.collection = collection
         self.milvus_uri = milvus_uri
 
     def search(self, query: str, k: int) -> list[Evidence]:
         """The ``k`` best distinct documents, each shown by its best-scoring passage."""
-        index = lexical_index(live_manifest(self.collection, self.milvus_uri))
+        manifest = live_manifest(self.collection, self.milvus_uri)
+        if manifest.lexical == "milvus":
+            hits = full_text_hits(manifest, query, k, self.milvus_uri)
+            return [
+                to_evidence(passage, "bm25", score)
+                for _, passage, score in with_texts(manifest, hits, self.milvus_uri)
+            ]
+        index = lexical_index(manifest)
         scores = index.scores(query)
         return [
             to_evidence(index.passages[i], "bm25", float(scores[i]))

@@ -24,6 +24,13 @@ ANALYZER = (
     f"bm25s {BM25_METHOD} k1={BM25_K1} b={BM25_B}, text and title fields; regex \\w\\w+, "
     "lowercase, English stopwords, Snowball English stemmer"
 )
+MILVUS_ANALYZER = (
+    f"Milvus BM25 function k1={BM25_K1} b={BM25_B}, one field of title and text, analysed before "
+    "Milvus: regex \\w\\w+, lowercase, English stopwords, Snowball English stemmer"
+)
+LEXICAL_ENGINES = ("milvus", "bm25s")
+"""Where a collection's BM25 index lives: in the Milvus collection (a BM25 function over its
+text, from Milvus 2.5 and Milvus Lite 3) or in bm25s shards under the building machine's home."""
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,62}")
 _GENERATION = re.compile(r"g[0-9a-f]{12}")
 
@@ -104,6 +111,9 @@ class Manifest:
     embedding_dim: int = 384  # the encoder's vector size, and the texts' prefixes it reads
     query_prefix: str = ""
     passage_prefix: str = ""
+    lexical: str = "bm25s"  # one of LEXICAL_ENGINES
+    milvus_version: str = ""  # the version Milvus reported at build time (engine chosen by it)
+    milvus_uri: str = ""  # a Milvus Lite build's file (its home copy counts only for that file)
 
     @property
     def milvus_name(self) -> str:
@@ -114,7 +124,13 @@ class Manifest:
         """Raise ``IndexMismatchError`` when the installed engines cannot read this index."""
         # The encoder is the index's own (any sentence-transformers model): queries load it
         # from here, and a run naming another is refused (factdebate.tools.dispatch.check_encoder).
-        if (self.format, self.analyzer) != (FORMAT, ANALYZER):
+        if self.lexical not in LEXICAL_ENGINES:
+            raise IndexMismatchError(
+                f"index {self.collection!r} names an unknown lexical engine {self.lexical!r}: "
+                f"re-run `factdebate index PATH --collection {self.collection}`"
+            )
+        expected = MILVUS_ANALYZER if self.lexical == "milvus" else ANALYZER
+        if (self.format, self.analyzer) != (FORMAT, expected):
             raise IndexMismatchError(
                 f"index {self.collection!r} was built by another version (format "
                 f"{self.format}, {self.embedding_model}): re-run `factdebate index PATH "

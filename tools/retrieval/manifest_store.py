@@ -1,12 +1,14 @@
-"""Where a collection's manifest is kept: a file under the data home, and a server's row."""
+"""Where a collection's manifest is kept: a row in Milvus, copied to a file under the data home."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from factdebate.tools.core.files import write_atomic
+from factdebate.tools.core.secrets import redact
 from factdebate.tools.retrieval.manifest import (
     IndexMismatchError,
     IndexMissingError,
@@ -16,7 +18,7 @@ from factdebate.tools.retrieval.manifest import (
 )
 from factdebate.tools.retrieval.milvus import milvus_client, milvus_lock, milvus_uri
 
-MANIFESTS = "factdebate_manifests"  # the Milvus collection holding manifests on a server
+MANIFESTS = "factdebate_manifests"  # the Milvus collection holding manifests (server or Lite)
 
 
 def _manifests(client: Any) -> None:
@@ -35,7 +37,7 @@ def _manifests(client: Any) -> None:
 
 
 def read_shared_manifest(collection: str, uri: str) -> str | None:
-    """The manifest JSON of ``collection`` stored in the Milvus server, or None."""
+    """The manifest JSON of ``collection`` stored in Milvus, or None."""
     client = milvus_client(milvus_uri(uri))
     with milvus_lock:
         if not client.has_collection(MANIFESTS):
@@ -46,7 +48,7 @@ def read_shared_manifest(collection: str, uri: str) -> str | None:
 
 
 def write_shared_manifest(collection: str, text: str, uri: str) -> None:
-    """Store (replace) the manifest JSON of ``collection`` in the Milvus server."""
+    """Store (replace) the manifest JSON of ``collection`` in Milvus."""
     client = milvus_client(milvus_uri(uri))
     with milvus_lock:
         _manifests(client)
@@ -60,37 +62,56 @@ def write_shared_manifest(collection: str, text: str, uri: str) -> None:
 def read_manifest(collection: str, uri: str = "") -> Manifest | None:
     """The manifest of ``collection``, or None when it was never built.
 
-    With a Milvus server URI the manifest stored in the server is the one that counts (every
-    worker pointed at the server reads the same); otherwise the file under the data home.
+    The manifest stored in Milvus is the one that counts: every process and machine pointed
+    at the same server or Milvus Lite file reads the same. On the machine that built a
+    Milvus Lite collection, the copy under the data home stands in for it (no need to open
+    the file, which serves one process at a time); a copy made for another file, or none,
+    sends the read to the Lite file named by ``uri``. The data home's own Lite file (empty
+    ``uri``) is read through the home's copy only.
 
     Raises:
         IndexMismatchError: an unreadable manifest.
     """
     path = manifest_path(collection)
+    where = str(path)
     try:
-        if is_server(uri):
-            text = read_shared_manifest(collection, uri)
-            if text is None:
+        text = None
+        if not is_server(uri):
+            text = _home_copy(path, milvus_uri(uri))
+            if text is None and not uri:
                 return None
-        else:
-            text = path.read_text(encoding="utf-8")
+        if text is None:
+            where = f"in Milvus at {redact(uri) if is_server(uri) else milvus_uri(uri)}"
+            text = read_shared_manifest(collection, uri)
+        if text is None:
+            return None
         raw: dict[str, Any] = json.loads(text)
         return Manifest(**raw)
+    except (ValueError, TypeError) as exc:
+        raise IndexMismatchError(f"unreadable index manifest {where}: {exc}") from exc
+
+
+def _home_copy(path: Path, lite_file: str) -> str | None:
+    """The home's manifest text if written for ``lite_file`` (or unrecorded), else None."""
+    try:
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
-    except (ValueError, TypeError) as exc:
-        where = f"in Milvus at {uri}" if is_server(uri) else str(path)
-        raise IndexMismatchError(f"unreadable index manifest {where}: {exc}") from exc
+    try:
+        built_for = json.loads(text).get("milvus_uri", "")
+    except (ValueError, AttributeError):
+        return text  # unreadable: reported by the caller
+    return text if built_for in ("", lite_file) else None
 
 
 def write_manifest(manifest: Manifest, uri: str = "") -> None:
     """Atomically replace the manifest: the swap to a new build.
 
-    With a Milvus server URI it is first upserted into the server (where other processes
-    and machines read it); a local copy is always written (temp file, fsync, rename).
+    It is first upserted into Milvus (server or Lite file: where other processes and
+    machines read it), then copied under the data home (temp file, fsync, rename).
     """
-    if is_server(uri):
-        write_shared_manifest(manifest.collection, json.dumps(asdict(manifest)), uri)
+    text = json.dumps(asdict(manifest))
+    write_shared_manifest(manifest.collection, text, uri)
     write_atomic(manifest_path(manifest.collection), json.dumps(asdict(manifest), indent=2))
 
 

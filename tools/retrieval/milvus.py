@@ -14,6 +14,7 @@ from typing import Any
 from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.core.home import data_home
 from factdebate.tools.retrieval.embeddings import EMBEDDING_DIM
+from factdebate.tools.retrieval.full_text import TERMS, add_full_text, passage_terms
 from factdebate.tools.retrieval.manifest import (
     IndexUnavailableError,
     is_generation_of,
@@ -95,6 +96,13 @@ def milvus_client(uri: str) -> Any:
             raise IndexUnavailableError(f"cannot open the Milvus index at {uri}: {hint}") from exc
 
 
+def server_version(uri: str = "") -> str:
+    """The version the Milvus at ``uri`` reports (``milvus_lite-3.2.2`` for Milvus Lite)."""
+    client = milvus_client(milvus_uri(uri))
+    with milvus_lock:
+        return str(client.get_server_version())
+
+
 @contextlib.contextmanager
 def locked_client(uri: str = "") -> Iterator[Any]:
     """The shared Milvus client of ``uri``, used under the process-wide Milvus lock."""
@@ -103,12 +111,15 @@ def locked_client(uri: str = "") -> Iterator[Any]:
         yield client
 
 
-def create_collection(name: str, uri: str = "", dim: int = EMBEDDING_DIM) -> str:
+def create_collection(
+    name: str, uri: str = "", dim: int = EMBEDDING_DIM, *, full_text: bool = False
+) -> str:
     """Create the empty Milvus collection ``name`` (cosine metric); returns its index type.
 
     A server gets an HNSW index (approximate, for millions of vectors); Milvus Lite keeps
     its AUTOINDEX. Rows carry ``id`` (the passage's position), ``vector``, and ``doc``,
-    ``title``, ``text`` as dynamic fields.
+    ``title``, ``text`` as dynamic fields; ``full_text`` adds the analysed ``terms`` and their
+    BM25 function (``full_text.add_full_text``).
     """
     from pymilvus import DataType, MilvusClient
 
@@ -121,6 +132,8 @@ def create_collection(name: str, uri: str = "", dim: int = EMBEDDING_DIM) -> str
     index.add_index(
         "vector", index_type=kind, metric_type="COSINE", params=HNSW if kind == "HNSW" else {}
     )
+    if full_text:
+        add_full_text(schema, index)
     with milvus_lock:
         if client.has_collection(name):
             client.drop_collection(name)
@@ -131,10 +144,19 @@ def create_collection(name: str, uri: str = "", dim: int = EMBEDDING_DIM) -> str
 
 
 def insert_rows(
-    name: str, first: int, passages: Sequence[Passage], vectors: Sequence[Any], uri: str = ""
+    name: str,
+    first: int,
+    passages: Sequence[Passage],
+    vectors: Sequence[Any],
+    uri: str = "",
+    *,
+    full_text: bool = False,
 ) -> None:
-    """Insert passages with their vectors; row ids are ``first``, ``first + 1``, ..."""
-    rows = [
+    """Insert passages with their vectors; row ids are ``first``, ``first + 1``, ...
+
+    ``full_text``: the collection has the BM25 function; each row gets its analysed terms.
+    """
+    rows: list[dict[str, Any]] = [
         {
             "id": first + offset,
             "vector": vector,
@@ -144,6 +166,9 @@ def insert_rows(
         }
         for offset, (passage, vector) in enumerate(zip(passages, vectors, strict=True))
     ]
+    if full_text:
+        for row, terms in zip(rows, passage_terms(passages), strict=True):
+            row[TERMS] = terms
     client = milvus_client(milvus_uri(uri))
     with milvus_lock:
         client.insert(collection_name=name, data=rows)

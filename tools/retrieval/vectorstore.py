@@ -1,4 +1,4 @@
-"""Dense retrieval over Milvus (embedded Milvus Lite by default, any server by URI)."""
+"""Searches of a Milvus collection (Lite by default, a server by URI): dense, BM25, hybrid."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 from factdebate.tools.core.records import Evidence
 from factdebate.tools.retrieval.embeddings import encoder_for, spec_of
+from factdebate.tools.retrieval.full_text import SPARSE, has_function, query_terms
 from factdebate.tools.retrieval.manifest import (
     IndexMismatchError,
     IndexMissingError,
@@ -14,7 +15,7 @@ from factdebate.tools.retrieval.manifest import (
 )
 from factdebate.tools.retrieval.manifest_store import live_manifest
 from factdebate.tools.retrieval.milvus import milvus_client, milvus_lock, milvus_uri
-from factdebate.tools.retrieval.ranking import Passage, best_per_document
+from factdebate.tools.retrieval.ranking import RRF_K, Passage, best_per_document
 
 _verified: set[tuple[str, str]] = set()
 MAX_FETCH = 16_384  # Milvus's own cap on one search's result count
@@ -49,6 +50,14 @@ def _checked(client: Any, manifest: Manifest, uri: str) -> None:
             f"the manifest of {manifest.collection!r} names a Milvus collection that is missing "
             f"at {uri}: re-run `factdebate index PATH --collection {manifest.collection}`"
         )
+    if manifest.lexical == "milvus" and not has_function(
+        client.describe_collection(manifest.milvus_name)
+    ):
+        raise IndexMismatchError(
+            f"the manifest of {manifest.collection!r} says Milvus holds its BM25 index, but "
+            f"{manifest.milvus_name} at {uri} has no BM25 function: re-run `factdebate index "
+            f"PATH --collection {manifest.collection}`"
+        )
     client.load_collection(manifest.milvus_name)
     rows = int(
         client.query(
@@ -79,9 +88,7 @@ def search_params(manifest: Manifest, limit: int) -> dict[str, Any]:
     return {}
 
 
-def dense_hits(
-    manifest: Manifest, query: str, k: int, uri: str = ""
-) -> list[tuple[str, str, float]]:
+def dense_hits(manifest: Manifest, query: str, k: int, uri: str = "") -> list[Hit]:
     """The ``k`` best distinct documents as ``(document, best passage id, cosine)``, no texts."""
     client = milvus_client(milvus_uri(uri))
     vector = encoder_for(spec_of(manifest)).embed_query(query)  # the index's own encoder
@@ -96,8 +103,89 @@ def dense_hits(
             search_params=search_params(manifest, fetch),
             consistency_level=READ_CONSISTENCY,
         )[0]
+    return _distinct(hits, k)
+
+
+Hit = tuple[str, str, float]
+"""A distinct document found: ``(document, its best passage's id, score)``."""
+
+
+def _distinct(hits: Sequence[Any], k: int, score: Any = float) -> list[Hit]:
+    """The first ``k`` distinct documents of Milvus hits, best first."""
     best = best_per_document(((str(h["entity"].get("doc", "")), i) for i, h in enumerate(hits)), k)
-    return [(doc, str(hits[i]["id"]), float(hits[i]["distance"])) for doc, i in best]
+    return [(doc, str(hits[i]["id"]), score(hits[i]["distance"])) for doc, i in best]
+
+
+def full_text_hits(manifest: Manifest, query: str, k: int, uri: str = "") -> list[Hit]:
+    """The ``k`` best distinct documents by Milvus's BM25 function, no texts.
+
+    Scores are BM25 scores (Milvus Lite reports them negated; they are shown positive). A
+    query with no terms left after analysis (only stopwords) finds nothing.
+    """
+    terms = query_terms(query)
+    if not terms:
+        return []
+    client = milvus_client(milvus_uri(uri))
+    fetch = passage_depth(k, manifest.passages)
+    with milvus_lock:
+        _checked(client, manifest, milvus_uri(uri))
+        hits = client.search(
+            collection_name=manifest.milvus_name,
+            data=[terms],
+            anns_field=SPARSE,
+            limit=fetch,
+            output_fields=["doc"],
+            search_params={"metric_type": "BM25"},
+            consistency_level=READ_CONSISTENCY,
+        )[0]
+    return _distinct(hits, k, lambda distance: abs(float(distance)))
+
+
+def hybrid_hits(
+    manifest: Manifest, query: str, k: int, uri: str = "", rrf_k: int = RRF_K
+) -> list[Hit]:
+    """The ``k`` best distinct documents by one Milvus hybrid search, no texts.
+
+    Milvus fuses the dense and the BM25 passage rankings with ``RRFRanker(rrf_k)`` (equal
+    weights); passages are then grouped by document. Scores are the fused RRF scores.
+    """
+    from pymilvus import AnnSearchRequest, RRFRanker
+
+    client = milvus_client(milvus_uri(uri))
+    vector = encoder_for(spec_of(manifest)).embed_query(query)
+    fetch = passage_depth(k, manifest.passages)
+    requests = [
+        AnnSearchRequest(
+            data=[vector], anns_field="vector", param=search_params(manifest, fetch), limit=fetch
+        )
+    ]
+    terms = query_terms(query)
+    if terms:  # a query of stopwords only is ranked by the dense search alone
+        requests.append(AnnSearchRequest(data=[terms], anns_field=SPARSE, param={}, limit=fetch))
+    with milvus_lock:
+        _checked(client, manifest, milvus_uri(uri))
+        hits = client.hybrid_search(
+            collection_name=manifest.milvus_name,
+            reqs=requests,
+            ranker=RRFRanker(rrf_k),
+            limit=fetch,
+            output_fields=["doc"],
+            consistency_level=READ_CONSISTENCY,
+        )[0]
+    return _distinct(hits, k)
+
+
+def with_texts(
+    manifest: Manifest, hits: Sequence[Hit], uri: str = ""
+) -> list[tuple[str, Passage, float]]:
+    """Hits with their passages' titles and texts read from Milvus."""
+    shown = passages_by_id(manifest, [passage for _, passage, _ in hits], uri)
+    out = []
+    for doc, passage, score in hits:
+        row = shown.get(passage)
+        title, text = (row["title"], row["text"]) if row else ("", "")
+        out.append((doc, Passage(id=passage, doc=doc, title=title, text=text), score))
+    return out
 
 
 def passages_by_id(manifest: Manifest, ids: Sequence[str], uri: str = "") -> dict[str, Passage]:
@@ -127,14 +215,7 @@ def dense_rank(
     manifest: Manifest, query: str, k: int, uri: str = ""
 ) -> list[tuple[str, Passage, float]]:
     """The ``k`` best distinct documents by cosine similarity of their best passage."""
-    hits = dense_hits(manifest, query, k, uri)
-    shown = passages_by_id(manifest, [passage for _, passage, _ in hits], uri)
-    out = []
-    for doc, passage, score in hits:
-        row = shown.get(passage)
-        title, text = (row["title"], row["text"]) if row else ("", "")
-        out.append((doc, Passage(id=passage, doc=doc, title=title, text=text), score))
-    return out
+    return with_texts(manifest, dense_hits(manifest, query, k, uri), uri)
 
 
 def dense_search(collection: str, query: str, k: int, uri: str = "") -> list[Evidence]:

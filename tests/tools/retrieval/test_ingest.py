@@ -177,8 +177,13 @@ print("done", manifest.passages, flush=True)
 """
 
 
-def _child(data_home: Path, *args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "FACTDEBATE_HOME": str(data_home), "PYTHONPATH": str(REPO)}
+def _child(data_home: Path, *args: str, lexical: str = "auto") -> subprocess.Popen[str]:
+    env = {
+        **os.environ,
+        "FACTDEBATE_HOME": str(data_home),
+        "PYTHONPATH": str(REPO),
+        "FACTDEBATE_LEXICAL": lexical,
+    }
     return subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(RESUMABLE), *args],
         stdout=subprocess.PIPE,
@@ -188,8 +193,22 @@ def _child(data_home: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
+STORED = """
+import json
+from factdebate.tools.retrieval.milvus import milvus_client, milvus_uri
+from factdebate.tools.retrieval.manifest_store import live_manifest
+m = live_manifest('resumed'); c = milvus_client(milvus_uri()); c.load_collection(m.milvus_name)
+rows = c.query(m.milvus_name, filter='id >= 0', output_fields=['id', 'doc', 'title', 'text'],
+               limit=16384)
+ids = [r['id'] for r in rows]
+print(len(ids), len(set(ids)), min(ids), max(ids), m.lexical)
+print(json.dumps([[r['doc'], r['title'], r['text']] for r in sorted(rows, key=lambda r: r['id'])]))
+"""
+
+
+@pytest.mark.parametrize("lexical", ["bm25s", "milvus"])
 def test_sigkilled_ingest_resumes_without_losing_or_duplicating_a_passage(
-    tmp_path: Path, data_home: Path
+    tmp_path: Path, data_home: Path, lexical: str
 ) -> None:
     rng = random.Random()
     records = [
@@ -203,7 +222,7 @@ def test_sigkilled_ingest_resumes_without_losing_or_duplicating_a_passage(
     corpus = write_jsonl(tmp_path / "corpus.jsonl", records)
     expected = split_passages(iter_documents(corpus))
     assert len(expected) > 240  # some documents are several passages
-    first = _child(data_home, str(corpus), "0.15")
+    first = _child(data_home, str(corpus), "0.15", lexical=lexical)
     assert first.stdout is not None
     seen, kill_after = 0, rng.randint(3, 8)
     for line in first.stdout:
@@ -218,7 +237,7 @@ def test_sigkilled_ingest_resumes_without_losing_or_duplicating_a_passage(
         live_manifest("resumed")
     checkpoint = json.loads((data_home / "builds" / "resumed.json").read_text())
     assert 0 < checkpoint["passages"] < len(expected)
-    second = _child(data_home, str(corpus), "0")
+    second = _child(data_home, str(corpus), "0", lexical=lexical)
     output, _ = second.communicate(timeout=600)
     assert second.returncode == 0, output
     lines = output.splitlines()
@@ -226,28 +245,25 @@ def test_sigkilled_ingest_resumes_without_losing_or_duplicating_a_passage(
     assert lines[-1] == f"done {len(expected)}"
     manifest = live_manifest("resumed")
     assert manifest.generation == checkpoint["generation"]  # resumed, not restarted
-    store = PassageStore(bm25_dir("resumed", manifest.generation))
-    assert list(store) == expected  # every passage once, in corpus order
+    assert manifest.lexical == lexical
+    if lexical == "bm25s":
+        store = PassageStore(bm25_dir("resumed", manifest.generation))
+        assert list(store) == expected  # every passage once, in corpus order
+    else:  # nothing on disk: Milvus holds the texts and the BM25 index
+        assert not (data_home / "bm25").exists()
     assert manifest.corpus_sha256 == corpus_hash(expected)
     assert not (data_home / "builds" / "resumed.json").exists()
     counted = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from factdebate.tools.retrieval.milvus import milvus_client, milvus_uri; "
-            "from factdebate.tools.retrieval.manifest_store import "
-            "live_manifest; m = live_manifest('resumed'); c = milvus_client(milvus_uri()); "
-            "c.load_collection(m.milvus_name); ids = [r['id'] for r in c.query(m.milvus_name, "
-            "filter='id >= 0', output_fields=['id'], limit=16384)]; print(len(ids), "
-            "len(set(ids)), min(ids), max(ids))",
-        ],
+        [sys.executable, "-c", textwrap.dedent(STORED)],
         capture_output=True,
         text=True,
         env={**os.environ, "FACTDEBATE_HOME": str(data_home), "PYTHONPATH": str(REPO)},
         timeout=300,
     )
     n = len(expected)
-    assert counted.stdout.split() == [str(n), str(n), "0", str(n - 1)], counted.stderr
+    summary, rows = counted.stdout.splitlines()[-2:]
+    assert summary.split() == [str(n), str(n), "0", str(n - 1), lexical], counted.stderr
+    assert json.loads(rows) == [[p["doc"], p["title"], p["text"]] for p in expected]
 
 
 def test_cli_indexes_a_fever_dump_and_a_kilt_file(tmp_path: Path, data_home: Path) -> None:

@@ -116,10 +116,14 @@ def test_rag_engines_return_distinct_documents(data_home: Path) -> None:
         assert {h["source"] for h in hits} == {source}
 
 
+@pytest.mark.parametrize("lexical", ["bm25s", "milvus"])
 def test_hybrid_shows_real_passages_and_reads_texts_only_for_those_it_shows(
-    data_home: Path, monkeypatch: pytest.MonkeyPatch
+    data_home: Path, monkeypatch: pytest.MonkeyPatch, lexical: str
 ) -> None:
     import factdebate.tools.dispatch as retrieval
+    import factdebate.tools.retrieval.vectorstore as store
+
+    monkeypatch.setenv("FACTDEBATE_LEXICAL", lexical)
 
     docs = [
         doc("moon", "Moon", "The Moon orbits the Earth every 27 days."),
@@ -138,6 +142,7 @@ def test_hybrid_shows_real_passages_and_reads_texts_only_for_those_it_shows(
         return fetch(manifest, ids, uri)
 
     monkeypatch.setattr(retrieval, "passages_by_id", counting)
+    monkeypatch.setattr(store, "passages_by_id", counting)
     hits = retrieval.hybrid_search("sky2", "What orbits the Earth?", 2)
     assert len(hits) == 2 and hits[0]["id"] == "moon"
     assert all(h["text"] == texts[h["id"]] for h in hits)  # each the text of its document
