@@ -551,7 +551,12 @@ def build_index(
     """
     source = _fingerprint(([d["id"], d["title"], d["text"]] for d in docs), PASSAGE_CHARS)
     return ingest(
-        docs, collection, milvus_uri, source=source, progress=progress, lexical=lexical,
+        docs,
+        collection,
+        milvus_uri,
+        source=source,
+        progress=progress,
+        lexical=lexical,
         encode=encode,
     ).passages
 

@@ -101,6 +101,8 @@ def test_the_server_holds_an_hnsw_index_and_its_manifest(server: MilvusServer, s
     stored = json.loads(read_shared_manifest(shared, server.uri) or "{}")
     local = json.loads(manifest_path(shared).read_text())
     assert stored == local and stored["dense_index"] == "HNSW"
+    # Milvus 2.3 has no BM25 function: the lexical index is bm25s shards (chosen by version)
+    assert stored["lexical"] == "bm25s" and stored["milvus_version"].lstrip("v").startswith("2.3")
     manifest = live_manifest(shared, server.uri)
     info = MilvusClient(server.uri).describe_index(manifest.milvus_name, "vector")
     assert info["index_type"] == "HNSW" and info["indexed_rows"] == 4
@@ -153,6 +155,21 @@ def test_a_second_process_and_a_second_machine_use_the_same_index(
     offline = retrieve_elsewhere(other, server.uri, "offline")  # follows the server's manifest
     assert "IndexMismatchError" in offline["error"] and "not on this machine" in offline["error"]
     assert retrieve_elsewhere(home, server.uri, "offline")["ids"][0] == "saturn"
+
+
+def test_bm25_in_milvus_is_refused_on_a_server_without_full_text_search(
+    server: MilvusServer, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from factdebate.cli import app
+
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps(CORPUS[0]) + "\n")
+    args = ["index", str(corpus), "--collection", "forced", "--milvus-uri", server.uri]
+    result = CliRunner().invoke(app, [*args, "--lexical", "milvus"])
+    assert result.exit_code == 2 and "has no full-text search" in result.output
+    assert "2.5 or later" in result.output
 
 
 def test_a_manifest_that_disagrees_with_the_server_is_refused(
