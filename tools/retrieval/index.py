@@ -300,9 +300,9 @@ def ingest(
         spec, encode = chosen.spec, chosen.embeddings.embed_documents
     else:
         spec = EncoderSpec(requested_encoder(embed_model))
-    chosen = requested_lexical(lexical)
+    engine = requested_lexical(lexical)
     # a build never resumes with another encoder or lexical engine
-    source = f"{source} encoder={spec.describe()} lexical={chosen}"
+    source = f"{source} encoder={spec.describe()} lexical={engine}"
     try:
         with _lock, build_lease(collection, milvus_uri) as lease:
             return _ingest(
@@ -318,7 +318,7 @@ def ingest(
                 on_embedded=on_embedded,
                 checkpoint_s=checkpoint_s,
                 max_chars=max_chars,
-                lexical=chosen,
+                lexical=engine,
             )
     except Exception as exc:
         if from_milvus(exc):

@@ -407,8 +407,14 @@ def lexical_index(manifest: Manifest) -> LexicalIndex:
     """Load the live lexical index of a collection, checked against its manifest.
 
     Raises:
-        IndexMismatchError: passage count or corpus hash differ from the manifest.
+        IndexMismatchError: passage count or corpus hash differ from the manifest, or the
+            collection keeps its BM25 index in Milvus.
     """
+    if manifest.lexical != "bm25s":
+        raise IndexMismatchError(
+            f"{manifest.collection!r} keeps its BM25 index in Milvus, not in bm25s shards: "
+            f"rebuild it with --lexical bm25s for this"
+        )
     index = _load(manifest.collection, manifest.generation)
     if len(index.passages) != manifest.passages or index.sha256 != manifest.corpus_sha256:
         _load.cache_clear()
