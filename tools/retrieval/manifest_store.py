@@ -63,11 +63,11 @@ def read_manifest(collection: str, uri: str = "") -> Manifest | None:
     """The manifest of ``collection``, or None when it was never built.
 
     The manifest stored in Milvus is the one that counts: every process and machine pointed
-    at the same server or Milvus Lite file reads the same. On the machine that built a
-    Milvus Lite collection, the copy under the data home stands in for it (no need to open
-    the file, which serves one process at a time); a copy made for another file, or none,
-    sends the read to the Lite file named by ``uri``. The data home's own Lite file (empty
-    ``uri``) is read through the home's copy only.
+    at the same server or Milvus Lite file (``uri``) reads the same. A Lite file that holds
+    no manifest (built before manifests were kept there) is read through the data home's
+    copy made for it. The data home's own Lite file (empty ``uri``) is read through the
+    home's copy only, so a process that only looks never holds that file (it serves one
+    process at a time).
 
     Raises:
         IndexMismatchError: an unreadable manifest.
@@ -76,13 +76,12 @@ def read_manifest(collection: str, uri: str = "") -> Manifest | None:
     where = str(path)
     try:
         text = None
-        if not is_server(uri):
-            text = _home_copy(path, milvus_uri(uri))
-            if text is None and not uri:
-                return None
-        if text is None:
+        if uri:
             where = f"in Milvus at {redact(uri) if is_server(uri) else milvus_uri(uri)}"
             text = read_shared_manifest(collection, uri)
+        if text is None and not is_server(uri):
+            where = str(path)
+            text = _home_copy(path, milvus_uri(uri))
         if text is None:
             return None
         raw: dict[str, Any] = json.loads(text)

@@ -217,22 +217,40 @@ def test_a_later_process_with_an_empty_home_uses_the_lite_file_alone(tmp_path: P
 GENERATION = """
 import sys
 from factdebate.tools.retrieval.manifest_store import live_manifest
-print(live_manifest("shared", sys.argv[1]).generation)
+try:
+    print(live_manifest("shared", sys.argv[1]).generation)
+except Exception as exc:
+    print(type(exc).__name__)
+"""
+FORGET = """
+import sys
+from pymilvus import MilvusClient
+MilvusClient(sys.argv[1]).drop_collection("factdebate_manifests")
 """
 
 
-def test_a_home_copy_made_for_another_lite_file_is_not_trusted(tmp_path: Path) -> None:
-    corpus = tmp_path / "c.jsonl"
+def test_the_lite_files_own_manifest_counts_over_a_home_copy(tmp_path: Path) -> None:
+    corpus, lite, other = tmp_path / "c.jsonl", tmp_path / "shared.db", tmp_path / "other.db"
     corpus.write_text("".join(json.dumps(r) + "\n" for r in CORPUS))
-    home = tmp_path / "home"
     index = ["-m", "factdebate.cli", "index", str(corpus), "--collection", "shared"]
-    for lite in ("one.db", "two.db"):  # the home's copy ends up naming two.db's build
-        done = _python(home, *index, "--milvus-uri", str(tmp_path / lite), code="")
+    first, second = tmp_path / "first", tmp_path / "second"
+    for home in (first, second):  # two homes build into one file: first's copy goes stale
+        done = _python(home, *index, "--milvus-uri", str(lite), code="")
         assert done.returncode == 0, done.stderr[-3000:]
-    copy = json.loads((home / "manifests" / "shared.json").read_text())
-    assert copy["milvus_uri"] == str(tmp_path / "two.db")
-    one = _python(home, str(tmp_path / "one.db"), code=GENERATION)
-    assert one.returncode == 0, one.stderr[-3000:]
-    assert one.stdout.split()[-1] != copy["generation"]  # one.db's own manifest, from Milvus
-    two = _python(home, str(tmp_path / "two.db"), code=GENERATION)
-    assert two.stdout.split()[-1] == copy["generation"]
+    stale = json.loads((first / "manifests" / "shared.json").read_text())
+    newest = json.loads((second / "manifests" / "shared.json").read_text())
+    assert stale["generation"] != newest["generation"] and stale["milvus_uri"] == str(lite)
+
+    def generation(home: Path) -> str:
+        done = _python(home, str(lite), code=GENERATION)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return done.stdout.split()[-1]
+
+    assert generation(first) == newest["generation"]  # read from the file, not the copy
+    # a Lite file holding no manifest (built before they were kept there): the home's copy
+    # stands in, and only a copy made for that file
+    assert _python(first, str(lite), code=FORGET).returncode == 0
+    assert generation(second) == newest["generation"]
+    done = _python(first, *index, "--milvus-uri", str(other), code="")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert generation(first) == "IndexMissingError"  # its copy names other.db now
