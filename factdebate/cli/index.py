@@ -73,7 +73,10 @@ def index_corpus(
     if source is None:
         with_corpus = [name for name in DATASETS if corpus_source(name) is not None]
         fail(f"{dataset} has no retrieval corpus; choose one of: {', '.join(with_corpus)}")
+    from factdebate.tools.retrieval.full_text import requested_lexical
+
     try:
+        requested_lexical(lexical)
         docs = load_corpus(source, data_dir)
     except FactDebateError as exc:
         fail(str(exc))

@@ -552,17 +552,20 @@ def test_cli_index_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 
     from factdebate.cli import app
 
-    built: list[tuple[str, int]] = []
+    built: list[tuple[str, int, str]] = []
 
-    def fake_build(docs: Any, name: str, uri: str, progress: Any = None) -> int:
-        built.append((name, len(docs)))
+    def fake_build(docs: Any, name: str, uri: str, progress: Any = None, lexical: str = "") -> int:
+        built.append((name, len(docs), lexical))
         return len(docs)
 
     monkeypatch.setattr("factdebate.tools.retrieval.index.build_index", fake_build)
     root = pubmedqa(tmp_path)
     result = CliRunner().invoke(app, ["index-corpus", "pubmedqa", "--data-dir", str(root)])
     assert result.exit_code == 0, result.output
-    assert built == [("pubmedqa", 2)] and "into collection 'pubmedqa'" in result.output
+    assert built == [("pubmedqa", 2, "")] and "into collection 'pubmedqa'" in result.output
+    args = ["index-corpus", "pubmedqa", "--data-dir", str(root), "--lexical", "bm25s"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    assert built[-1] == ("pubmedqa", 2, "bm25s")  # the engine reaches the build
     result = CliRunner().invoke(app, ["index-corpus", "hover", "--data-dir", str(root)])
     assert result.exit_code == 2 and "hover has no retrieval corpus" in result.output
     result = CliRunner().invoke(
