@@ -10,9 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from factdebate import FactDebateError
-from factdebate.bench import read_results, run_bench
+from factdebate.bench import read_results
 from factdebate.bench.matching import mean_cost, pick_k, read_target
 from factdebate.cli import app
+from tests.bench.test_runner import bench as cot_run
 from tests.bench.test_runner import make_data
 
 runner = CliRunner()
@@ -47,16 +48,7 @@ def reference_run(tmp_path: Path, name: str, seed: int = 3) -> Path:
     """A finished run on 3 of 4 claims, its costs set to a multi-call method's: CALLS, 4x tokens."""
     data = make_data(tmp_path / "data", "SRNS")
     run = tmp_path / "debate"
-    run_bench(
-        "cot",
-        "fever-mini",
-        run,
-        data_dir=data,
-        limit=3,
-        seed=seed,
-        concurrency=1,
-        context={"model": name},
-    )
+    cot_run(tmp_path, data, name, folder="debate", limit=3, seed=seed, concurrency=1)
     rows = read_results(run / "results.jsonl")
     for row, calls in zip(rows, CALLS, strict=False):
         total = row["cost"]["total"]
@@ -164,16 +156,7 @@ def test_a_repeated_run_is_matched_over_all_its_repeats(tmp_path: Path, scripted
     rows = [r for n in (1, 2) for r in read_results(out / f"repeat-{n}" / "results.jsonl")]
     assert target.method == "mad" and target.items == len(rows) == 6
     assert target.calls == pytest.approx(mean_cost(rows)[1])
-    single = run_bench(
-        "cot",
-        "fever-mini",
-        tmp_path / "cot",
-        data_dir=data,
-        limit=None,
-        seed=0,
-        concurrency=1,
-        context={"model": name},
-    )
+    single = cot_run(tmp_path, data, name, folder="cot", concurrency=1)
     assert single["n"] == 3  # the same sample the repeats ran
     assert (
         target.items_sha256

@@ -23,7 +23,7 @@ from factdebate.bench.page import (
 )
 from factdebate.bench.report import compute_metrics, majority_baseline, render_report
 from factdebate.cli import app
-from tests.bench.test_runner import make_data
+from tests.bench.test_runner import bench, make_data
 from tests.chromium import keep_screenshot, opener, visible
 
 HOSTILE = "<script>alert('pwned')</script>"
@@ -219,10 +219,7 @@ def test_report_and_compare_page_in_chromium(tmp_path: Path, scripted, browser):
     assert "1 run side by side" in text and "1 runs" not in text
     name, _ = scripted([("number 0", "No.\n**REFUTES**")], default="Yes.\n**SUPPORTS**")
     cot = tmp_path / "cot"
-    run_bench(
-        "cot", "fever-mini", cot, data_dir=tmp_path / "data", limit=None, seed=0,
-        concurrency=1, context={"model": name},
-    )  # fmt: skip
+    bench(tmp_path, tmp_path / "data", name, folder="cot", concurrency=1)
     two = tmp_path / "cmp" / "compare.html"
     shown = runner.invoke(app, ["bench", "--compare", str(run), str(cot), "--html", str(two)])
     assert shown.exit_code == 0, shown.output
@@ -244,19 +241,8 @@ def test_compare_page_needs_finished_runs(tmp_path: Path):
 
 
 def test_interval_note_counts_the_runs_items(tmp_path: Path, scripted: Any) -> None:
-    from tests.bench.test_runner import make_data
-
     data = make_data(tmp_path / "data", "SRNS")
     name, _ = scripted([], default="Reasons.\n**SUPPORTS**")
-    run_bench(
-        "cot",
-        "fever-mini",
-        tmp_path / "run",
-        data_dir=data,
-        limit=None,
-        seed=0,
-        concurrency=1,
-        context={"model": name},
-    )
+    bench(tmp_path, data, name, concurrency=1)
     page = (tmp_path / "run" / "report.html").read_text()
     assert "Percentile bootstrap over 4 items;" in page and "built-in method" not in page

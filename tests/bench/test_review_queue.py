@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+
+def review_bench(tmp: Path, scripted: Any) -> tuple[Path, Any]:
+    """A finished `bench --review` run of two claims (S, R), both waiting: its folder and model."""
+    from tests.bench.test_runner import bench, make_data
+
+    data = make_data(tmp / "data", "SR")
+    name, model = scripted([], default="Yes.\n**SUPPORTS**")
+    bench(tmp, data, name, context={"model": name, "review": True})
+    return tmp / "run", model
 
 
 def test_bench_review_queue(tmp_path: Path, scripted) -> None:
     import json
 
-    from factdebate.bench import read_results, run_bench
+    from factdebate.bench import read_results
     from factdebate.bench.review_queue import apply_decision, pending_items
-    from tests.bench.test_runner import make_data
 
-    data = make_data(tmp_path / "data", "SR")
-    name, model = scripted([], default="Yes.\n**SUPPORTS**")
-    run = tmp_path / "run"
-    args = {"data_dir": data, "limit": None, "seed": 0, "concurrency": 2}
-    run_bench("cot", "fever-mini", run, context={"model": name, "review": True}, **args)
+    run, model = review_bench(tmp_path, scripted)
     rows = read_results(run / "results.jsonl")
     assert [r["review"]["status"] for r in rows] == ["pending", "pending"]
     assert all(r["prediction"] == "SUPPORTS" for r in rows)  # the proposal, until decided

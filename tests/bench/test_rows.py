@@ -6,24 +6,15 @@ import json
 from pathlib import Path
 
 from factdebate.api import CONTRACT_KEYS, verify
-from factdebate.bench import load_run, load_turns, run_bench, run_frame, turn_frame
-from tests.bench.test_runner import make_data
+from factdebate.bench import load_run, load_turns, run_frame, turn_frame
+from tests.bench.test_runner import bench, make_data
 
 
 def test_results_round_trip_the_whole_result_contract(tmp_path: Path, scripted) -> None:
     data = make_data(tmp_path / "data", "SRN")
     name, _ = scripted([], default="The documents agree.\n**SUPPORTS**")
     context = {"model": name, "current_date": "2026-11-27"}
-    run_bench(
-        "cot",
-        "fever-mini",
-        tmp_path / "run",
-        data_dir=data,
-        limit=None,
-        seed=0,
-        concurrency=1,
-        context=context,
-    )
+    bench(tmp_path, data, name, concurrency=1, context=context)
     rows = sorted(load_run(tmp_path / "run"), key=lambda r: r["id"])
     assert [r["id"] for r in rows] == ["0", "1", "2"]  # the sample's order in the file
     assert [r["correct"] for r in rows] == [1.0, 0.0, 0.0]
@@ -43,16 +34,7 @@ def test_results_round_trip_the_whole_result_contract(tmp_path: Path, scripted) 
 def test_turn_rows_carry_their_items_outcome(tmp_path: Path, scripted) -> None:
     data = make_data(tmp_path / "data", "SR", long_claim_at=1)
     name, _ = scripted([], default="Yes.\n**SUPPORTS**")
-    run_bench(
-        "cot",
-        "fever-mini",
-        tmp_path / "run",
-        data_dir=data,
-        limit=None,
-        seed=0,
-        concurrency=1,
-        context={"model": name, "max_claim_chars": 80},
-    )
+    bench(tmp_path, data, name, concurrency=1, context={"model": name, "max_claim_chars": 80})
     rows = {r["id"]: r for r in load_run(tmp_path / "run")}
     assert rows["1"]["result"] is None and rows["1"]["stop_reason"] == "error"
     turns = load_turns(tmp_path / "run")

@@ -47,7 +47,8 @@ def make_data(root: Path, golds: str, long_claim_at: int | None = None) -> Path:
     return root
 
 
-def bench(tmp: Path, data: Path, model: str, **kw: Any) -> dict[str, Any]:
+def bench(tmp: Path, data: Path, model: str, folder: str = "run", **kw: Any) -> dict[str, Any]:
+    """CoT on fever-mini ``data`` into ``tmp / folder``, whole sample, seed 0; ``kw`` overrides."""
     args: dict[str, Any] = {
         "data_dir": data,
         "limit": None,
@@ -56,7 +57,7 @@ def bench(tmp: Path, data: Path, model: str, **kw: Any) -> dict[str, Any]:
         "context": {"model": model},
     }
     args.update(kw)
-    return run_bench("cot", "fever-mini", tmp / "run", **args)
+    return run_bench("cot", "fever-mini", tmp / folder, **args)
 
 
 def test_run_writes_reports_and_compare(tmp_path: Path, scripted) -> None:
@@ -189,16 +190,7 @@ def test_resume_after_killed_process(tmp_path: Path) -> None:
 
     model = ScriptedChatModel(rules=[], default="ok\n**SUPPORTS**")
     register_model("bench-resume", model)
-    m = run_bench(
-        "cot",
-        "fever-mini",
-        out,
-        data_dir=data,
-        limit=None,
-        seed=0,
-        concurrency=2,
-        context={"model": "bench-resume"},
-    )
+    m = bench(tmp_path, data, "bench-resume")  # into out, where the killed child wrote
     ids = [json.loads(line)["id"] for line in results.read_text().splitlines()]
     assert len(ids) == len(set(ids)) == 24
     assert set(ids) == {str(i) for i in range(24)}
@@ -262,17 +254,7 @@ def test_server_mode_against_langgraph_dev(tmp_path: Path) -> None:
         else:
             pytest.fail("langgraph dev did not start within 90 s")
         data = make_data(tmp_path / "data", "RRS")
-        m = run_bench(
-            "cot",
-            "fever-mini",
-            tmp_path / "run",
-            data_dir=data,
-            limit=None,
-            seed=0,
-            concurrency=2,
-            context={"model": "server-fake"},
-            server_url=url,
-        )
+        m = bench(tmp_path, data, "server-fake", server_url=url)
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -125,8 +125,11 @@ async def test_a_resume_that_fails_before_it_applies_can_be_made_again(
     assert done["review"]["status"] == "approved"
 
 
-@pytest.mark.slow
-async def test_a_live_server_refuses_a_bad_resume_and_the_thread_stays_resumable(tmp_path: Path):
+@contextlib.asynccontextmanager
+async def _paused_on_a_live_server(
+    tmp_path: Path,
+) -> AsyncIterator[tuple[Any, str, dict[str, Any]]]:
+    """A langgraph dev server on tests/server_graph.py and a thread there paused for review."""
     from langgraph_sdk import get_client
 
     from tests.conftest import REPO
@@ -141,6 +144,14 @@ async def test_a_live_server_refuses_a_bad_resume_and_the_thread_stays_resumable
         thread = (await client.threads.create())["thread_id"]
         claim = {"claim": "The Eiffel Tower is located in Paris."}
         await client.runs.wait(thread, "tool-mad", input=claim, context=context)
+        yield client, thread, context
+    finally:
+        dev.stop()
+
+
+@pytest.mark.slow
+async def test_a_live_server_refuses_a_bad_resume_and_the_thread_stays_resumable(tmp_path: Path):
+    async with _paused_on_a_live_server(tmp_path) as (client, thread, context):
         before = await client.threads.get_state(thread)
         assert before["next"] == ["human_review"]
         for bad in ({"verdict": "NOPE"}, {"approve": True, "verdict": "REFUTES"}, "yes"):
@@ -154,26 +165,11 @@ async def test_a_live_server_refuses_a_bad_resume_and_the_thread_stays_resumable
             thread, "tool-mad", command={"resume": {"approve": True}}, context=context
         )
         assert done["verdict"] == "SUPPORTS" and done["review"]["status"] == "approved"
-    finally:
-        dev.stop()
 
 
 @pytest.mark.slow
 async def test_three_concurrent_resumes_on_a_live_server_decide_once(tmp_path: Path):
-    from langgraph_sdk import get_client
-
-    from tests.conftest import REPO
-    from tests.langgraph_server import LanggraphDev
-
-    graph = str(REPO / "tests" / "server_graph.py") + ":graph"
-    dev = LanggraphDev(tmp_path / "srv", {"tool-mad": graph})
-    dev.start()
-    try:
-        client = get_client(url=dev.url)
-        context = {"model": "scripted-server", "review": True}
-        thread = (await client.threads.create())["thread_id"]
-        claim = {"claim": "The Eiffel Tower is located in Paris."}
-        await client.runs.wait(thread, "tool-mad", input=claim, context=context)
+    async with _paused_on_a_live_server(tmp_path) as (client, thread, context):
         outcomes = await asyncio.gather(
             *(
                 client.runs.wait(
@@ -198,8 +194,6 @@ async def test_three_concurrent_resumes_on_a_live_server_decide_once(tmp_path: P
         with pytest.raises(httpx.HTTPStatusError) as caught:
             await again
         assert caught.value.response.status_code == 409
-    finally:
-        dev.stop()
 
 
 def json_key(value: Any) -> str:

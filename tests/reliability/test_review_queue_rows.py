@@ -13,14 +13,9 @@ from factdebate.cli import app
 @pytest.fixture
 def review_run(tmp_path: Path, scripted) -> Path:
     """A finished `bench --review` run of two items, both waiting for a reviewer."""
-    from factdebate.bench import run_bench
-    from tests.bench.test_runner import make_data
+    from tests.bench.test_review_queue import review_bench
 
-    data = make_data(tmp_path / "data", "SR")
-    name, _ = scripted([], default="Yes.\n**SUPPORTS**")
-    run = tmp_path / "run"
-    args = {"data_dir": data, "limit": None, "seed": 0, "concurrency": 2}
-    run_bench("cot", "fever-mini", run, context={"model": name, "review": True}, **args)
+    run, _ = review_bench(tmp_path, scripted)
     return run
 
 

@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from factdebate.server.app import ContextCheck
 from tests.capture_server import capture_server
+from tests.context_check import send
 
 KEY = "sk-operator-SECRET-4711"
 MILVUS_TOKEN = "root:operator-SECRET-0815"
@@ -33,26 +33,6 @@ HOSTILE: list[tuple[str, Any]] = [
     ("relevance_encoder", "openai:text-embedding-3-small"),
     ("collection", "never_indexed"),
 ]
-
-
-class Downstream:
-    """Stands in for the server: records the requests that reach it."""
-
-    def __init__(self) -> None:
-        self.bodies: list[bytes] = []
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        message = await receive()
-        self.bodies.append(message.get("body", b""))
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        await send({"type": "http.response.body", "body": b"{}"})
-
-
-async def send(method: str, path: str, payload: Any) -> tuple[httpx.Response, Downstream]:
-    downstream = Downstream()
-    transport = httpx.ASGITransport(app=ContextCheck(downstream))
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-        return await client.request(method, path, json=payload), downstream
 
 
 ROUTES = [

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import httpx
 import pytest
 
-from factdebate.server.app import ContextCheck
+from tests.context_check import send
 
 BAD = [
     ({"model": "scripted-server", "bogus": 1}, "unknown setting(s) for ToolMADContext: bogus"),
@@ -18,30 +17,12 @@ BAD = [
 ]
 
 
-class Downstream:
-    """Stands in for the server: records the bodies that reach it."""
-
-    def __init__(self) -> None:
-        self.bodies: list[bytes] = []
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        message = await receive()
-        self.bodies.append(message.get("body", b""))
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        await send({"type": "http.response.body", "body": b"{}"})
-
-
-async def post(path: str, payload: Any) -> tuple[httpx.Response, Downstream]:
-    downstream = Downstream()
-    transport = httpx.ASGITransport(app=ContextCheck(downstream))
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-        return await client.post(path, json=payload), downstream
-
-
 @pytest.mark.parametrize(("context", "message"), BAD)
 @pytest.mark.parametrize("path", ["/runs/wait", "/threads/t-1/runs/stream", "/runs"])
 async def test_a_bad_context_is_refused_before_the_server_sees_it(path, context, message):
-    response, downstream = await post(path, {"assistant_id": "tool-mad", "context": context})
+    response, downstream = await send(
+        "POST", path, {"assistant_id": "tool-mad", "context": context}
+    )
     assert response.status_code == 422
     assert message in response.json()["detail"]
     assert downstream.bodies == []
@@ -49,22 +30,22 @@ async def test_a_bad_context_is_refused_before_the_server_sees_it(path, context,
 
 async def test_a_good_context_passes_through_unchanged():
     payload = {"assistant_id": "tool-mad", "input": {"claim": "x"}, "context": {"max_rounds": 2}}
-    response, downstream = await post("/runs/wait", payload)
+    response, downstream = await send("POST", "/runs/wait", payload)
     assert response.status_code == 200
     assert json.loads(downstream.bodies[0]) == payload
 
 
 async def test_batches_and_assistants_by_id_are_checked_too():
     batch = [{"assistant_id": "cot", "context": {}}, {"assistant_id": "cot", "context": {"x": 1}}]
-    response, _ = await post("/runs/batch", batch)
+    response, _ = await send("POST", "/runs/batch", batch)
     assert response.status_code == 422 and "x" in response.json()["detail"]
     by_id = {"assistant_id": "5f0c-uuid", "context": {"max_rounds": 2, "nonsense_key": 1}}
-    response, _ = await post("/threads/t/runs", by_id)
+    response, _ = await send("POST", "/threads/t/runs", by_id)
     assert response.status_code == 422 and "nonsense_key" in response.json()["detail"]
 
 
 async def test_other_requests_are_not_touched():
-    response, downstream = await post("/threads/t/state", {"context": {"bogus": 1}})
+    response, downstream = await send("POST", "/threads/t/state", {"context": {"bogus": 1}})
     assert response.status_code == 200 and downstream.bodies
 
 
