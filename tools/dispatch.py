@@ -21,7 +21,7 @@ from factdebate.tools.retrieval.vectorstore import (
     dense_search,
     hybrid_hits,
     passages_by_id,
-    with_texts,
+    shown,
 )
 from factdebate.tools.websearch.backends import search_backend
 
@@ -69,11 +69,9 @@ def hybrid_search(
                 f"{collection!r} fuses inside Milvus (RRF, equal weights): a dense weight of "
                 f"{dense_weight} needs an index built with lexical=bm25s"
             )
-        hits = hybrid_hits(manifest, query, k, milvus_uri, rrf_k)
-        return [
-            to_evidence(passage, "hybrid", score)
-            for _, passage, score in with_texts(manifest, hits, milvus_uri)
-        ]
+        return shown(
+            manifest, hybrid_hits(manifest, query, k, milvus_uri, rrf_k), "hybrid", milvus_uri
+        )
     depth = max(k, FETCH_DOCS)
     dense = dense_hits(manifest, query, depth, milvus_uri)
     lexical = lexical_index(manifest)
@@ -93,7 +91,7 @@ def hybrid_search(
     from_milvus = passages_by_id(
         manifest, [dense_at[doc][1] for doc, _ in fused if doc not in by_lexical], milvus_uri
     )
-    shown = []
+    found = []
     for doc, score in fused:
         if doc in by_lexical:
             passage = lexical.passages[by_lexical[doc]]
@@ -101,8 +99,8 @@ def hybrid_search(
             passage_id = dense_at[doc][1]
             missing = Passage(id=passage_id, doc=doc, title="", text="")
             passage = from_milvus.get(passage_id, missing)
-        shown.append(to_evidence(passage, "hybrid", score))
-    return shown
+        found.append(to_evidence(passage, "hybrid", score))
+    return found
 
 
 def check_encoder(collection: str, embed_model: str, milvus_uri: str = "") -> None:

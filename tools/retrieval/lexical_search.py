@@ -13,8 +13,7 @@ from factdebate.tools.retrieval.lexical import (
     tokenize,
 )
 from factdebate.tools.retrieval.manifest_store import live_manifest
-from factdebate.tools.retrieval.ranking import Passage
-from factdebate.tools.retrieval.vectorstore import full_text_hits, with_texts
+from factdebate.tools.retrieval.vectorstore import full_text_hits, shown, to_evidence
 
 __all__ = [
     "FETCH_DOCS",
@@ -27,13 +26,6 @@ __all__ = [
     "to_evidence",
     "tokenize",
 ]
-
-
-def to_evidence(passage: Passage, source: str, score: float) -> Evidence:
-    """A passage as the evidence shown to agents, named by its document's id."""
-    return Evidence(
-        id=passage["doc"], title=passage["title"], text=passage["text"], source=source, score=score
-    )
 
 
 class OfflineSearch:
@@ -55,10 +47,7 @@ class OfflineSearch:
         manifest = live_manifest(self.collection, self.milvus_uri)
         if manifest.lexical == "milvus":
             hits = full_text_hits(manifest, query, k, self.milvus_uri)
-            return [
-                to_evidence(passage, "bm25", score)
-                for _, passage, score in with_texts(manifest, hits, self.milvus_uri)
-            ]
+            return shown(manifest, hits, "bm25", self.milvus_uri)
         index = lexical_index(manifest)
         scores = index.scores(query)
         return [

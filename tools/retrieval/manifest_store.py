@@ -109,8 +109,7 @@ def write_manifest(manifest: Manifest, uri: str = "") -> None:
     It is first upserted into Milvus (server or Lite file: where other processes and
     machines read it), then copied under the data home (temp file, fsync, rename).
     """
-    text = json.dumps(asdict(manifest))
-    write_shared_manifest(manifest.collection, text, uri)
+    write_shared_manifest(manifest.collection, json.dumps(asdict(manifest)), uri)
     write_atomic(manifest_path(manifest.collection), json.dumps(asdict(manifest), indent=2))
 
 

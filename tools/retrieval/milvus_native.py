@@ -23,7 +23,6 @@ from factdebate.tools.retrieval.ranking import RRF_K, best_per_document
 from factdebate.tools.retrieval.vectorstore import passage_depth
 
 MODES = ("bm25", "hybrid")
-ANALYZER = SERVER_ANALYZER
 _TEXT = 8192  # Milvus VARCHAR bytes kept per passage (titles and passages are shorter)
 _COPY_BATCH = 1000
 

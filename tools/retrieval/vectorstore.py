@@ -88,22 +88,30 @@ def search_params(manifest: Manifest, limit: int) -> dict[str, Any]:
     return {}
 
 
-def dense_hits(manifest: Manifest, query: str, k: int, uri: str = "") -> list[Hit]:
-    """The ``k`` best distinct documents as ``(document, best passage id, cosine)``, no texts."""
+def _search(
+    manifest: Manifest, k: int, uri: str, data: Any, anns_field: str, params: dict[str, Any]
+) -> list[Any]:
+    """One Milvus search of the generation's passages (ids and documents, no texts)."""
     client = milvus_client(milvus_uri(uri))
-    vector = encoder_for(spec_of(manifest)).embed_query(query)  # the index's own encoder
-    fetch = passage_depth(k, manifest.passages)
     with milvus_lock:
         _checked(client, manifest, milvus_uri(uri))
-        hits = client.search(
+        hits: list[Any] = client.search(
             collection_name=manifest.milvus_name,
-            data=[vector],
-            limit=fetch,
+            data=[data],
+            anns_field=anns_field,
+            limit=passage_depth(k, manifest.passages),
             output_fields=["doc"],  # texts only for the passages shown (passages_by_id)
-            search_params=search_params(manifest, fetch),
+            search_params=params,
             consistency_level=READ_CONSISTENCY,
         )[0]
-    return _distinct(hits, k)
+    return hits
+
+
+def dense_hits(manifest: Manifest, query: str, k: int, uri: str = "") -> list[Hit]:
+    """The ``k`` best distinct documents as ``(document, best passage id, cosine)``, no texts."""
+    vector = encoder_for(spec_of(manifest)).embed_query(query)  # the index's own encoder
+    params = search_params(manifest, passage_depth(k, manifest.passages))
+    return _distinct(_search(manifest, k, uri, vector, "vector", params), k)
 
 
 Hit = tuple[str, str, float]
@@ -125,19 +133,7 @@ def full_text_hits(manifest: Manifest, query: str, k: int, uri: str = "") -> lis
     terms = query_terms(query)
     if not terms:
         return []
-    client = milvus_client(milvus_uri(uri))
-    fetch = passage_depth(k, manifest.passages)
-    with milvus_lock:
-        _checked(client, manifest, milvus_uri(uri))
-        hits = client.search(
-            collection_name=manifest.milvus_name,
-            data=[terms],
-            anns_field=SPARSE,
-            limit=fetch,
-            output_fields=["doc"],
-            search_params={"metric_type": "BM25"},
-            consistency_level=READ_CONSISTENCY,
-        )[0]
+    hits = _search(manifest, k, uri, terms, SPARSE, {"metric_type": "BM25"})
     return _distinct(hits, k, lambda distance: abs(float(distance)))
 
 
@@ -188,6 +184,18 @@ def with_texts(
     return out
 
 
+def to_evidence(passage: Passage, source: str, score: float) -> Evidence:
+    """A passage as the evidence shown to agents, named by its document's id."""
+    return Evidence(
+        id=passage["doc"], title=passage["title"], text=passage["text"], source=source, score=score
+    )
+
+
+def shown(manifest: Manifest, hits: Sequence[Hit], source: str, uri: str = "") -> list[Evidence]:
+    """Hits as the evidence shown to agents, titles and texts read from Milvus."""
+    return [to_evidence(p, source, score) for _, p, score in with_texts(manifest, hits, uri)]
+
+
 def passages_by_id(manifest: Manifest, ids: Sequence[str], uri: str = "") -> dict[str, Passage]:
     """The stored passages with these ids (title and text read from Milvus)."""
     if not ids:
@@ -220,7 +228,5 @@ def dense_rank(
 
 def dense_search(collection: str, query: str, k: int, uri: str = "") -> list[Evidence]:
     """Top-``k`` distinct documents by cosine similarity, each shown by its best passage."""
-    return [
-        Evidence(id=doc, title=p["title"], text=p["text"], source="milvus", score=score)
-        for doc, p, score in dense_rank(live_manifest(collection, uri), query, k, uri)
-    ]
+    manifest = live_manifest(collection, uri)
+    return shown(manifest, dense_hits(manifest, query, k, uri), "milvus", uri)
