@@ -91,7 +91,12 @@ class TavilySearch:
         if not api_key:
             raise SettingsError("Tavily search needs an API key (TAVILY_API_KEY)")
         self._timeout = _timeout(timeout)
-        self._client = TavilyClient(api_key=api_key, api_base_url=base_url.rstrip("/"))
+        self._url = base_url.rstrip("/")
+        self._client = TavilyClient(api_key=api_key, api_base_url=self._url)
+
+    def cache_options(self) -> dict[str, Any]:
+        """What besides query and k shapes an answer (the search cache keys on it)."""
+        return {"url": self._url, "query_chars": MAX_QUERY_CHARS}
 
     def search(self, query: str, k: int) -> list[Evidence]:
         """Top-``k`` web results as evidence (url as id, Tavily's relevance as score).
@@ -153,6 +158,10 @@ class SerperSearch:
             raise SettingsError("Serper search needs an API key (SERPER_API_KEY)")
         self._key, self._url = api_key, base_url.rstrip("/")
         self._timeout = _timeout(timeout)
+
+    def cache_options(self) -> dict[str, Any]:
+        """What besides query and k shapes an answer (the search cache keys on it)."""
+        return {"url": self._url, "query_chars": MAX_QUERY_CHARS}
 
     def search(self, query: str, k: int) -> list[Evidence]:
         """Top-``k`` organic Google results as evidence (link as id, snippet as text).

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
+from factdebate.tools.core.env import env_float, env_int
 from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.core.records import Evidence
 
@@ -132,9 +133,20 @@ class OpenAlexSearch:
         self.base_url = base_url.rstrip("/")
         self.timeout, self.retries, self.backoff = timeout, retries, backoff
         self._mailto, self._api_key = mailto, api_key
+        self._summary_sentences = summary_sentences
+        self._custom_summary = summarise is not None
         self._summarise: Summarise = summarise or (
             lambda q, text: extractive_summary(q, text, summary_sentences)
         )
+
+    def cache_options(self) -> dict[str, Any] | None:
+        """What besides query and k shapes an answer (the search cache keys on it).
+
+        None with a summariser of the caller's own: its answers are not keyed or cached.
+        """
+        if self._custom_summary:
+            return None
+        return {"url": self.base_url, "summary": "extractive", "sentences": self._summary_sentences}
 
     @classmethod
     def from_env(cls) -> OpenAlexSearch:
@@ -143,13 +155,8 @@ class OpenAlexSearch:
         ``OPENALEX_URL``, ``OPENALEX_MAILTO``, ``OPENALEX_API_KEY``, ``OPENALEX_TIMEOUT`` and
         ``OPENALEX_RETRIES``.
         """
-        try:
-            timeout = float(os.environ.get("OPENALEX_TIMEOUT", "20"))
-            retries = int(os.environ.get("OPENALEX_RETRIES", "2"))
-        except ValueError as exc:
-            raise SettingsError(
-                f"OPENALEX_TIMEOUT / OPENALEX_RETRIES must be numbers: {exc}"
-            ) from exc
+        timeout = env_float("OPENALEX_TIMEOUT", 20.0, 0.0, 300.0)
+        retries = env_int("OPENALEX_RETRIES", 2, 0, 10)
         return cls(
             os.environ.get("OPENALEX_URL", OPENALEX_URL),
             timeout=timeout,
