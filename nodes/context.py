@@ -25,6 +25,23 @@ def _env_default(name: str, fallback: str) -> str:
     return os.environ.get(f"FACTDEBATE_{name.upper()}", fallback)
 
 
+ENV_NUMBERS = frozenset({"search_cache_ttl_s", "search_cache_max_mb"})
+"""Numeric settings that, left at their default, take ``FACTDEBATE_<FIELD>`` (the operator's)."""
+
+
+def env_number(name: str, fallback: Any) -> float:
+    """``FACTDEBATE_<NAME>`` as a number, else ``fallback`` (a malformed one: SettingsError)."""
+    raw = os.environ.get(f"FACTDEBATE_{name.upper()}", "").strip()
+    if not raw:
+        return float(fallback)
+    try:
+        return float(raw)
+    except ValueError:
+        raise SettingsError(
+            f"FACTDEBATE_{name.upper()} must be a number, got {raw!r:.80}"
+        ) from None
+
+
 def setting(
     default: Any, description: str, lo: float | None = None, hi: float | None = None
 ) -> Any:
@@ -194,6 +211,21 @@ class Context:
             "searches scholarly abstracts (OpenAlex works API, summarised; OPENALEX_* settings)."
         },
     )
+    search_cache_ttl_s: float = setting(
+        0.0,
+        "Seconds a web search answer (Tavily, Serper, OpenAlex) is reused from the cache under "
+        "the data home instead of a paid call; 0 = no cache. Left at 0 it takes "
+        "FACTDEBATE_SEARCH_CACHE_TTL_S (on a server only the operator sets it).",
+        0,
+        31_536_000,
+    )
+    search_cache_max_mb: float = setting(
+        256.0,
+        "Most megabytes of cached search answers; the least recently used go first. Left at "
+        "256 it takes FACTDEBATE_SEARCH_CACHE_MAX_MB (on a server only the operator sets it).",
+        1,
+        100_000,
+    )
     rag_engine: Literal["dense", "hybrid"] = field(
         default="hybrid",
         metadata={
@@ -261,6 +293,8 @@ class Context:
             is_model = f.name in {"model", "debater_model", "judge_model", "scorer_model"}
             if is_model and getattr(self, f.name) == f.default:
                 setattr(self, f.name, _env_default(f.name, str(f.default)))
+            if f.name in ENV_NUMBERS and getattr(self, f.name) == f.default:
+                setattr(self, f.name, env_number(f.name, f.default))
         check_fields(self)
         if self.current_date:
             try:
