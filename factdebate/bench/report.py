@@ -25,6 +25,7 @@ from factdebate.datasets import ANSWER_TASK, LABEL_TASK
 from factdebate.runs.folder import RunFolderError, RunNotFoundError
 from factdebate.tools.core.files import write_atomic
 from factdebate.tools.scoring.answers import answer_scores, mean_answer_scores
+from factdebate.tools.websearch.cache import describe
 
 PLOT_SIZE = (6.4, 3.6)  # inches: every plot of a report has this size (640 x 360 pixels)
 PLOT_DPI = 100
@@ -383,6 +384,14 @@ def _usd_lines(cost: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _search_lines(cost: Mapping[str, Any]) -> list[str]:
+    """Web searches of this invocation: paid calls made, and those the search cache saved."""
+    found = cost.get("web_search") or {}
+    if not found.get("live_calls") and not found.get("hits"):
+        return []
+    return [f"{describe(found).capitalize()}.", ""]
+
+
 def _role_usd(cost: Mapping[str, Any], role: str) -> str:
     if "usd_per_role" not in cost:
         return ""
@@ -415,6 +424,7 @@ def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
         f"({cost['per_item']['output_tokens']:.0f} per item).",
         "",
         *_usd_lines(cost),
+        *_search_lines(cost),
         "| role | LLM calls | input tokens | output tokens | USD |",
         "|---|---:|---:|---:|---:|",
         *(
@@ -459,6 +469,8 @@ def write_summary(
         metrics.update(per_repeat_scores(rows, task))
     metrics["run"] = run
     metrics["cost"].update(run_usd(metrics, load_prices()))  # models per role, USD
+    if run.get("web_search"):  # this invocation's paid searches and the cache's answers
+        metrics["cost"]["web_search"] = run["web_search"]
     write_atomic(out_dir / "metrics.json", json.dumps(metrics, indent=2, default=str) + "\n")
     if task != ANSWER_TASK:
         plot_confusion(metrics, out_dir / "confusion.png", f"{run['method']} on {run['dataset']}")

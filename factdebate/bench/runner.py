@@ -49,6 +49,7 @@ from factdebate.runs.folder import (
 )
 from factdebate.tools.core.errors import FactDebateError, SettingsError
 from factdebate.tools.core.secrets import redact_deep
+from factdebate.tools.websearch.cache import tallying
 
 SAME_RUN_KEYS = ("method", "dataset", "limit", "seed", "context", "server_url", "data")
 """What must match for a run folder to be resumed (``data``: recorded since resumes checked it)."""
@@ -192,13 +193,16 @@ async def arun_bench(
             stats["tokens"] += tokens(row)
             report()
 
-        await asyncio.gather(*(one(item) for item in todo))
+        with tallying() as searches:  # web searches answered by the cache vs paid calls
+            await asyncio.gather(*(one(item) for item in todo))
     if halted:
         raise ServerError(
             f"{halted[0]}; {len(rows)} of {len(items)} items done "
             "(run the same command again to resume)"
         )
     run["wall_s"] = round(time.perf_counter() - started, 3)
+    if server_url is None:  # a server's searches are counted there, not here
+        run["web_search"] = searches.summary()
     run["load_issues"] = issues
     run["notes"] = notes
     run["resumed_items"] = len(done_ids)

@@ -22,6 +22,7 @@ from factdebate.cli.console import err, fail, out, save_page
 from factdebate.cli.show import print_turn, show_final, without_given
 from factdebate.tools.core.errors import FactDebateError, SettingsError
 from factdebate.tools.core.secrets import redact
+from factdebate.tools.websearch.cache import describe, tallying
 
 
 def verify(
@@ -96,7 +97,8 @@ def verify(
         )
     started = time.perf_counter()
     try:
-        result = asyncio.run(_stream(claim, run, settings, as_json))
+        with tallying() as searches:  # web searches answered by the cache vs paid calls
+            result = asyncio.run(_stream(claim, run, settings, as_json))
     except KeyboardInterrupt:
         fail("interrupted", 130)
     except FactDebateError as exc:
@@ -120,6 +122,8 @@ def verify(
             return
         result = final
     show_final(without_given(result, run.docs), as_json)  # a 50 MB --documents text once
+    if searches.hits or searches.live:
+        err.print(describe(searches.summary()), markup=False)
     _write_page(html, result, run, settings, time.perf_counter() - started, as_json)
 
 
