@@ -2,8 +2,9 @@
 
 A page marks where generated content goes with an HTML comment:
 
-- ``<!-- diagram: METHOD -->``: the compiled graph (``get_graph()``) drawn as inline SVG by
-  Graphviz's ``dot`` at build time (so the site needs no network), its edges as text under it;
+- ``<!-- diagram: METHOD -->``: the compiled graph (``get_graph()``) laid out at build time in
+  Python (grandalf, installed with the project; docs/graph_svg.py) and written as inline SVG, so
+  the site needs no network and no system package; its edges as text under it;
 - ``<!-- settings: METHOD -->``: the method's settings from its ``Context`` class, grouped;
 - ``<!-- catalog: methods -->``: every method of the catalog (``graphs/registry.py``);
 - ``<!-- catalog: datasets -->``: every dataset of the catalog
@@ -17,13 +18,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
-
-from mkdocs.exceptions import PluginError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository's packages
 
@@ -31,65 +28,6 @@ _MARK = re.compile(r"<!--\s*(diagram|settings|catalog):\s*([a-z0-9-]+)\s*-->")
 
 
 _ENDS = {"__start__": "start", "__end__": "end"}
-
-
-def _quoted(text: str) -> str:
-    """A Graphviz double-quoted string."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def dot_source(drawn: Any) -> str:
-    """A LangGraph drawing (``graph.get_graph()``) as Graphviz ``dot`` source.
-
-    Nodes keep their names (start and end drawn as small ovals); a conditional edge is dashed
-    and carries its branch label when the router names one.
-    """
-    lines = [
-        "digraph G {",
-        '  graph [rankdir=TB, nodesep=0.35, ranksep=0.4, bgcolor="transparent"];',
-        '  node [shape=box, style="rounded,filled", fillcolor="#eef1fb", color="#5c6bc0",'
-        ' fontname="Helvetica", fontsize=11];',
-        '  edge [color="#3f4a8a", arrowsize=0.8, fontname="Helvetica", fontsize=9];',
-    ]
-    for node in drawn.nodes.values():
-        if node.id in _ENDS:
-            lines.append(
-                f"  {_quoted(node.id)} [label={_quoted(_ENDS[node.id])}, shape=oval,"
-                ' fillcolor="#ffffff"];'
-            )
-        else:
-            lines.append(f"  {_quoted(node.id)} [label={_quoted(node.name)}];")
-    for edge in drawn.edges:
-        style = ["style=dashed"] if edge.conditional else []
-        if edge.data is not None and str(edge.data) != edge.target:
-            style.append(f"label={_quoted(str(edge.data))}")
-        attrs = f" [{', '.join(style)}]" if style else ""
-        lines.append(f"  {_quoted(edge.source)} -> {_quoted(edge.target)}{attrs};")
-    return "\n".join([*lines, "}"]) + "\n"
-
-
-def render_svg(dot: str, title: str) -> str:
-    """``dot`` source drawn as an inline ``<svg>`` by Graphviz, sized to fit its column."""
-    exe = shutil.which("dot")
-    if exe is None:
-        raise PluginError(
-            "Graphviz `dot` is not on PATH: the method pages draw their graphs with it "
-            "(Debian: apt-get install -y graphviz)"
-        )
-    done = subprocess.run(
-        [exe, "-Tsvg"], input=dot, capture_output=True, text=True, timeout=60, check=False
-    )
-    if done.returncode != 0:
-        raise PluginError(f"Graphviz could not draw {title}: {done.stderr.strip()[:500]}")
-    svg = done.stdout[done.stdout.index("<svg") :]
-    svg = re.sub(
-        r'<svg width="([\d.]+)pt" height="[\d.]+pt"',
-        r'<svg role="img" style="max-width: min(100%, \1pt); height: auto"',
-        svg,
-        count=1,
-    )
-    svg = svg.replace("<svg ", f"<svg aria-label={_quoted(title)} ", 1)
-    return "\n".join(line for line in svg.splitlines() if line.strip())  # one HTML block
 
 
 def _edge_text(edge: Any) -> str:
@@ -101,16 +39,19 @@ def _edge_text(edge: Any) -> str:
 
 def _diagram(method: str) -> str:
     """The method's compiled graph drawn as inline SVG, with its edges as text in a folded note."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # graph_svg beside this file
+    from graph_svg import render
+
     from factdebate.graphs.registry import load_method
 
     drawn = load_method(method)[0].get_graph()
-    svg = render_svg(dot_source(drawn), f"The {method} graph")
+    svg = render(drawn, f"The {method} graph")
     edges = [_edge_text(edge) for edge in drawn.edges]
     return (
         f'<div class="graph-drawing">\n{svg}\n</div>\n\n'
         '??? note "The edges as text"\n\n'
-        "    Drawn at build time by Graphviz from `graph.get_graph()` (the graph LangGraph\n"
-        "    compiles); dashed arrows (`-.->`) are conditional, a branch's label in brackets.\n\n"
+        "    Laid out at build time from `graph.get_graph()` (the graph LangGraph compiles);\n"
+        "    dashed arrows (`-.->`) are conditional, a branch's label in brackets.\n\n"
         + "\n".join(f"    {line}".rstrip() for line in ["```text", *edges, "```"])
     )
 
