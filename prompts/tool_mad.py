@@ -16,25 +16,30 @@ DEBATE_SETTING = """\
 You take part in a fact-checking debate with one other agent. The shared aim is to agree on
 the correct verdict for the claim."""
 
-FIRST_QUERY = """\
-{role}
+QUERY_EXAMPLE_CLAIM = "Mount Everest is in Chile"
+QUERY_EXAMPLE = "Mount Everest location"
+"""The query prompts' worked example. A small model may copy it whatever the claim; the query
+step then searches the claim instead (``nodes/tool_mad/query.py``)."""
+
+FIRST_QUERY = f"""\
+{{role}}
 
 Write one search query that would find evidence to check the claim below. Output only the
-query inside square brackets and nothing else. Example: for the claim "Mount Everest is in
-Chile" you would write [Mount Everest location].
+query inside square brackets and nothing else. Example: for the claim "{QUERY_EXAMPLE_CLAIM}"
+you would write [{QUERY_EXAMPLE}].
 
-Claim: {claim}"""
+Claim: {{claim}}"""
 
-NEXT_QUERY = """\
-{role}
+NEXT_QUERY = f"""\
+{{role}}
 
 You may keep your previous query or write a better one, taking the other agent's answer
 into account. Output only the query inside square brackets and nothing else. Example: for
-the claim "Mount Everest is in Chile" you would write [Mount Everest location].
+the claim "{QUERY_EXAMPLE_CLAIM}" you would write [{QUERY_EXAMPLE}].
 
-Other agent's answer: {opponent_answer}
-Your previous query: {previous_query}
-Claim: {claim}"""
+Other agent's answer: {{opponent_answer}}
+Your previous query: {{previous_query}}
+Claim: {{claim}}"""
 
 GROUNDED_STYLE = """\
 Write your reasoning as plain statements of fact taken from the documents, citing them as
@@ -173,6 +178,8 @@ __all__ = [
     "SITUATION_AGREED_UNSTABLE",
     "SITUATION_DISAGREED",
     "NEXT_QUERY",
+    "QUERY_EXAMPLE",
+    "QUERY_EXAMPLE_CLAIM",
     "TOOL_DESCRIPTIONS",
     "UNCHECKED_SENTENCES",
     "render_debater_role",
