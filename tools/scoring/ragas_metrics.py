@@ -29,7 +29,7 @@ from ragas.prompt.metrics.base_prompt import BasePrompt  # noqa: E402
 from factdebate.tools.core.errors import FactDebateError
 from factdebate.tools.core.records import ErrorRecord, RoleCost, add_costs  # noqa: E402
 from factdebate.tools.models.llm import CallSite, ask_structured, redact  # noqa: E402
-from factdebate.tools.models.providers import with_temperature  # noqa: E402
+from factdebate.tools.models.providers import with_seed, with_temperature  # noqa: E402
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -75,9 +75,11 @@ class _ChatModelForRagas(InstructorBaseRagasLLM):
         self.cost: dict[str, RoleCost] = {}
         self.errors: list[ErrorRecord] = []
 
-    async def agenerate(self, prompt: str, response_model: type[T]) -> T:
+    async def agenerate(
+        self, prompt: str, response_model: type[T], *, model: BaseChatModel | None = None
+    ) -> T:
         value, reply = await ask_structured(
-            self.model,
+            model or self.model,
             prompt,
             response_model,
             replace(self.site, stage=f"score:{response_model.__name__}"),
@@ -194,6 +196,21 @@ async def _faithfulness(
     return value, []
 
 
+def question_model(model: BaseChatModel, index: int) -> BaseChatModel:
+    """The model that writes relevance question ``index``: with a seed set, seed + index.
+
+    Each question then has a seed of its own, whatever order the concurrent calls run in, so
+    a run with the model's seed fixed asks the same questions again, and they still differ
+    from one another. A model without a seed comes back as it is.
+    """
+    inner = getattr(model, "bound", model)
+    seed = getattr(inner, "seed", None)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        return model
+    seeded: BaseChatModel = with_seed(model, seed + index)
+    return seeded
+
+
 async def _relevance(
     llm: _ChatModelForRagas,
     embeddings: Embeddings,
@@ -213,7 +230,10 @@ async def _relevance(
     """
     prompt = fast_prompt(AnswerRelevancePrompt()).to_string(AnswerRelevanceInput(response=answer))
     outputs = await asyncio.gather(
-        *(llm.agenerate(prompt, AnswerRelevanceOutput) for _ in range(strictness)),
+        *(
+            llm.agenerate(prompt, AnswerRelevanceOutput, model=question_model(llm.model, i))
+            for i in range(strictness)
+        ),
         return_exceptions=True,
     )
     failures = [o for o in outputs if isinstance(o, BaseException)]
