@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -171,6 +171,7 @@ async def astream_verify(
     *,
     checkpoint: str | None = None,
     thread: str | None = None,
+    before_run: Callable[[], object] | None = None,
     **settings: Any,
 ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     """Yield ``(node name, update)`` while the debate runs, then ``("result", contract)``.
@@ -185,6 +186,11 @@ async def astream_verify(
     event comes first, status ``new``, ``resumed`` or ``finished``. Settings are not stored:
     pass the same ones.
 
+    ``before_run`` (a blocking check such as ``check_reachable``) is called, in a worker
+    thread, just before the graph runs: after every refusal that needs no model (a thread
+    another process is running, a thread holding another claim or method), and not at all
+    for a finished thread, so a refused run costs no call to a provider.
+
     Raises:
         InputError: bad text, or a thread that holds a different claim.
         ValueError: bad settings, a bad checkpoint spec, or only one of checkpoint/thread.
@@ -198,6 +204,8 @@ async def astream_verify(
             raise SettingsError(
                 "review needs --checkpoint and --thread, to resume after the review"
             )
+        if before_run is not None:
+            await asyncio.to_thread(before_run)
         async for event in stream_events(graph, payload, context):
             yield event
         return
@@ -230,6 +238,8 @@ async def astream_verify(
             yield "result", contract({k: v for k, v in stored.items() if not keys or k in keys})
             return
         resume = bool(stored) and bool(snapshot.next)
+        if before_run is not None:  # the lease is held: a refused run has cost nothing
+            await asyncio.to_thread(before_run)
         yield "checkpoint", {"thread": thread, "status": "resumed" if resume else "new"}
         async for event in stream_events(
             durable, None if resume else payload, context, config=config, durability="sync"

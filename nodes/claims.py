@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
@@ -53,6 +54,10 @@ def read_user_file(path: Path, what: str, max_bytes: int = MAX_TEXT_BYTES) -> by
         raise InputError(f"cannot read the {what} {path}: {exc.strerror or exc}") from exc
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A lone surrogate, which no UTF-8 text holds: an argument's undecodable byte, say."""
+
+
 def clean_claim(text: object, max_chars: int = 2000) -> str:
     """Return the claim stripped and checked, or raise InputError saying what is wrong.
 
@@ -68,6 +73,13 @@ def clean_claim(text: object, max_chars: int = 2000) -> str:
         raise InputError(f"the claim must be text, got {type(text).__name__}")
     if "\x00" in text:
         raise InputError("the claim contains binary data (NUL bytes)")
+    bad = _SURROGATE.search(text)
+    if bad is not None:  # an argument's invalid byte, kept by Python as U+DC80..U+DCFF
+        code = ord(bad.group())
+        byte = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+        raise InputError(
+            f"the claim is not valid UTF-8 text ({byte} at character {bad.start() + 1})"
+        )
     cleaned = " ".join(
         "".join(
             ch if unicodedata.category(ch)[0] != "C" or ch in "\n\t" else " " for ch in text

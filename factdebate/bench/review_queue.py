@@ -18,6 +18,7 @@ from factdebate.review.resume import aresume
 from factdebate.runs.checkpoints import open_checkpointer
 from factdebate.runs.folder import RUN_FILE, read_rows, rows_lock, write_rows
 from factdebate.tools.core.errors import FactDebateError
+from factdebate.tools.core.secrets import REDACTED
 
 QUEUE_DB = "review.sqlite"
 """The checkpoint file of a bench run's review queue, inside the run folder."""
@@ -66,7 +67,7 @@ def _checkpoint(row: dict[str, Any], out_dir: Path, override: str | None) -> str
     stored = str(row["review"].get("checkpoint") or "")
     if override:
         return override
-    if stored and "***" not in stored:  # a redacted password cannot be used again
+    if stored and REDACTED not in stored:  # a redacted password cannot be used again
         return stored
     return queue_checkpoint(out_dir)
 

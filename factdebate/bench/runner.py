@@ -44,6 +44,7 @@ from factdebate.runs.folder import (
     RUN_FILE,
     append_rows,
     check_out_dir,
+    check_rows_free,
     check_same_run,
     make_out_dir,
 )
@@ -84,6 +85,7 @@ async def arun_bench(
         check_checkpoint(checkpoint)
     out_dir = Path(out_dir)
     check_out_dir(out_dir, (RESULTS, RUN_FILE))
+    check_rows_free(out_dir / RESULTS)  # a bench still writing here: refused before any call
     graph = spec.load_graph()
     context_cls = graph.builder.context_schema
     task = dataset_task(dataset)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import time
 from dataclasses import fields
 from pathlib import Path
@@ -17,9 +16,10 @@ from factdebate.cli.common import (
     MAD_FACT_SET_HELP,
     parse_settings,
 )
-from factdebate.cli.console import err, fail, out, print_markdown, save_page
+from factdebate.cli.console import err, fail, out, print_json, print_markdown, save_page
 from factdebate.cli.progress import DEFAULT_EVERY_S, Tracker, track_progress
 from factdebate.tools.core.errors import FactDebateError
+from factdebate.tools.core.json_text import json_problem, parse_json
 from factdebate.tools.core.secrets import redact
 
 
@@ -77,7 +77,7 @@ def score_answer_command(
             lambda: write_debate_page(html, result, answer, "mad-fact", shown, elapsed), as_json
         )
     if as_json:
-        sys.stdout.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
+        print_json(result)
         return
     for claim in result.get("claims", []):
         verdict = claim.get("verdict") or "NO VERDICT"
@@ -200,9 +200,9 @@ def _read_references(path: Path) -> list[str]:
         raise InputError(f"cannot read references {path}: {exc}") from exc
     if path.suffix == ".json":
         try:
-            data = json.loads(text)
+            data = parse_json(text)
         except json.JSONDecodeError as exc:
-            raise InputError(f"{path}: not valid JSON ({exc})") from exc
+            raise InputError(f"{path}: not valid JSON ({json_problem(exc)})") from exc
         if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
             raise InputError(f"{path}: expected a JSON list of strings")
         return [x for x in data if x.strip()]

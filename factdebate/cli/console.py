@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 from rich.markup import escape
 
 from factdebate.tools.core.errors import FactDebateError
-from factdebate.tools.core.secrets import redact
+from factdebate.tools.core.secrets import redact, redact_deep
 from factdebate.tools.core.terminal import SafeConsole
 
 out = SafeConsole(highlight=False)  # strips escape sequences from model and document text
@@ -20,6 +22,12 @@ err = SafeConsole(stderr=True, highlight=False)
 def print_markdown(text: str) -> None:
     """Print a markdown report as it is: no markup, no wrapping (a wrapped table breaks)."""
     out.print(text, markup=False, soft_wrap=True)
+
+
+def print_json(value: Any, *, ascii_only: bool = False) -> None:
+    """Print ``value`` as one JSON line on stdout, every string in it redacted."""
+    text = json.dumps(redact_deep(value), ensure_ascii=ascii_only, default=str)
+    sys.stdout.write(text + "\n")
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Annotated
 
 import typer
 
-from factdebate.cli.console import fail, out, print_markdown
+from factdebate.cli.console import fail, out, print_json, print_markdown
 from factdebate.settings import (
     GROUPS,
     context_class,
@@ -37,7 +35,7 @@ def settings_command(
             "groups": list(GROUPS),
             "settings": [info.as_dict() for info in infos],
         }
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False, default=str) + "\n")
+        print_json(payload)
         return
     print_markdown(render(method, infos))
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import json
 import shutil
 import sys
 import tempfile
@@ -15,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from factdebate.cli.common import parse_settings
-from factdebate.cli.console import err, fail, out
+from factdebate.cli.console import err, fail, out, print_json
 from factdebate.cli.show import print_result, print_turn
 from factdebate.tools.core.errors import FactDebateError, SettingsError
 
@@ -141,7 +140,7 @@ def finish_verify(
     Returns the final result, or None when the run stays paused.
     """
     if as_json:
-        sys.stdout.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
+        print_json(result)
         return None
     proposed = result["proposed"]
     show_proposal(proposed)
@@ -170,7 +169,7 @@ def history(
     except FactDebateError as exc:
         fail(str(exc))
     if as_json:
-        sys.stdout.write(json.dumps(steps, default=str) + "\n")
+        print_json(steps, ascii_only=True)
         return
     for step in steps:
         nxt = ", ".join(step["next"]) or "(finished)"
@@ -251,7 +250,7 @@ def _show(result: dict[str, Any], as_json: bool, how: str) -> None:
     """Print a final result or a paused proposal."""
     event = result.pop("_event", "result")
     if as_json:
-        sys.stdout.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
+        print_json(result)
     elif event == "awaiting_review":
         show_proposal(result)
         out.print(f"awaiting review: finish it with {how} --approve", markup=False, soft_wrap=True)

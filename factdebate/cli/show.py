@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any
 
 from rich.markup import escape
 
-from factdebate.cli.console import out
+from factdebate.cli.console import out, print_json
 
 
 def print_turn(turn: dict[str, Any], errors: list[dict[str, Any]] | None = None) -> None:
@@ -115,7 +113,7 @@ def no_verdict(result: dict[str, Any]) -> str:
 def show_final(result: dict[str, Any], as_json: bool) -> None:
     """Print a result: one JSON object, or the verdict block."""
     if as_json:
-        sys.stdout.write(json.dumps(result, ensure_ascii=False, default=str) + "\n")
+        print_json(result)
     else:
         print_result(result)
 

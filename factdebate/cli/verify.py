@@ -220,7 +220,7 @@ def _prepare(
         check_models(context)
         if docs is None:
             _check_index(context)
-        if not approve and verdict is None:  # finishing a review makes no model call
+        if thread is None and not approve and verdict is None:  # a decision calls no model
             check_reachable(context)  # a dead provider stops here, before any debate call
     except FactDebateError as exc:
         fail(str(exc))
@@ -229,12 +229,20 @@ def _prepare(
 
 async def _stream(claim: str, run: _Run, settings: dict[str, Any], as_json: bool) -> dict[str, Any]:
     """Run the debate, printing each turn as it streams; the result (or the review proposal)."""
-    from factdebate.api import astream_verify
+    from factdebate.api import astream_verify, check_reachable
 
     result: dict[str, Any] = {}
     seen_errors: list[dict[str, Any]] = []  # tells an unreadable label from a free-text turn
+    # a stored thread probes the provider only once its lease is held (a refusal costs nothing)
+    probe = None if run.thread is None else (lambda: check_reachable(run.context))
     async for node, update in astream_verify(
-        claim, run.spec, run.docs, checkpoint=run.checkpoint, thread=run.thread, **settings
+        claim,
+        run.spec,
+        run.docs,
+        checkpoint=run.checkpoint,
+        thread=run.thread,
+        before_run=probe,
+        **settings,
     ):
         if node == "result":
             result = update

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from factdebate.datasets.records import DatasetError, LoadedDataset, LoadIssue, datasets_root
+from factdebate.tools.core.json_text import json_problem, parse_json
 from factdebate.tools.core.records import Evidence
 
 log = logging.getLogger(__name__)
@@ -57,9 +58,9 @@ def read_text(path: Path) -> str:
 def read_json(path: Path) -> Any:
     """Parse a whole JSON file; invalid JSON is a DatasetError naming FILE:LINE."""
     try:
-        return json.loads(read_text(path))
+        return parse_json(read_text(path))
     except json.JSONDecodeError as exc:
-        raise DatasetError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from exc
+        raise DatasetError(f"{path}:{exc.lineno}: invalid JSON: {json_problem(exc)}") from exc
 
 
 def jsonl_records(path: Path, issues: list[LoadIssue]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -77,9 +78,10 @@ def jsonl_records(path: Path, issues: list[LoadIssue]) -> Iterator[tuple[int, di
             issues.append(LoadIssue(str(path), lineno, _utf8_problem(exc)))
             continue
         try:
-            rec = json.loads(line)
+            rec = parse_json(line)
         except json.JSONDecodeError as exc:
-            issues.append(LoadIssue(str(path), lineno, f"invalid JSON: {exc.msg}"))
+            problem = f"invalid JSON: {json_problem(exc, line=False)}"
+            issues.append(LoadIssue(str(path), lineno, problem))
             continue
         if isinstance(rec, dict):
             yield lineno, rec

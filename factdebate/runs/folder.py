@@ -17,6 +17,7 @@ from typing import Any
 
 from factdebate.tools.core.errors import FactDebateError
 from factdebate.tools.core.files import check_target, write_atomic
+from factdebate.tools.core.json_text import json_problem, parse_json
 from factdebate.tools.core.secrets import redact_deep
 
 RUN_FILE = "run.json"
@@ -82,7 +83,7 @@ def check_same_run(
     run = redact_deep(run)  # a key inside a model URL is never written
     path = Path(out_dir) / RUN_FILE
     if path.is_file():
-        before = json.loads(path.read_text(encoding="utf-8"))
+        before = _run_json(path)
         later = set(recorded_later)
         changed = [
             k
@@ -102,7 +103,16 @@ def read_run(out_dir: Path) -> dict[str, Any]:
     path = Path(out_dir) / RUN_FILE
     if not path.is_file():
         return {}
-    loaded = json.loads(path.read_text(encoding="utf-8"))
+    return _run_json(path)
+
+
+def _run_json(path: Path) -> dict[str, Any]:
+    """A ``run.json`` as a dict ({} when it holds no object); unreadable JSON is one line."""
+    try:
+        loaded = parse_json(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        why = json_problem(exc) if isinstance(exc, json.JSONDecodeError) else "not UTF-8 text"
+        raise RunFolderError(f"{path}: not a readable run record ({why})") from exc
     return loaded if isinstance(loaded, dict) else {}
 
 
@@ -132,9 +142,9 @@ def read_rows(path: Path, *, strict: bool = False, repair: bool = False) -> list
             continue
         torn = number == len(lines)  # no newline after it
         try:
-            row = json.loads(line)
+            row = parse_json(line)
         except json.JSONDecodeError as exc:
-            row, problem = None, f"not JSON ({exc.msg})"
+            row, problem = None, f"not JSON ({json_problem(exc, line=False)})"
         else:
             problem = "" if isinstance(row, dict) and "id" in row else "a row needs an id"
         if problem:
@@ -202,6 +212,21 @@ def rows_lock(path: Path, *, wait: bool) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing releases the lock
+
+
+def check_rows_free(path: Path) -> None:
+    """Refuse now when another process writes the JSONL file ``path`` (nothing is created).
+
+    For checks before a run pays for anything (its provider probe); the writer still takes
+    ``rows_lock`` for the run itself.
+
+    Raises:
+        RowsBusyError: another process holds the file's lock.
+    """
+    path = Path(path)
+    if path.with_name(f".{path.name}.lock").is_file():
+        with rows_lock(path, wait=False):
+            pass
 
 
 @contextlib.contextmanager

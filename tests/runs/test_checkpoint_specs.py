@@ -19,8 +19,8 @@ from factdebate.runs.checkpoints import (
 
 
 def test_password_is_masked_in_every_message() -> None:
-    assert shown("postgresql://me:s3cret@db:5432/x") == "postgresql://me:***@db:5432/x"
-    assert shown("postgres://me@db/x") == "postgres://me@db/x"
+    assert shown("postgresql://me:s3cret@db:5432/x") == "postgresql://me:[redacted]@db:5432/x"
+    assert shown("postgres://me:p@ss]w#rd@db/x") == "postgres://me:[redacted]@db/x"
     with pytest.raises(ValueError) as info:
         check_checkpoint("postgresql://me:s3cret@db/x?bogus=1")
     assert "s3cret" not in str(info.value) and "bogus" in str(info.value)

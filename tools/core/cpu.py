@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from factdebate.tools.core.env import env_int
 from factdebate.tools.core.records import ModelConfigError
 
 MAX_THREADS = 256
@@ -37,12 +38,7 @@ def idle_cores() -> int:
 
 def threads_setting(env: str) -> int:
     """The thread count in environment variable ``env`` (1..MAX_THREADS), else idle cores."""
-    raw = os.environ.get(env, "").strip()
-    if not raw:
-        return idle_cores()
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_THREADS:
-        raise ModelConfigError(f"{env} must be a whole number 1..{MAX_THREADS}, got {raw!r}")
-    return int(raw)
+    return env_int(env, 0, 1, MAX_THREADS, error=ModelConfigError) or idle_cores()
 
 
 def cpu_flags() -> frozenset[str]:

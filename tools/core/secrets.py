@@ -12,8 +12,12 @@ from typing import Any
 SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET")
 """Environment variables whose names end so hold secrets (OPENAI_API_KEY, HF_TOKEN, ...)."""
 REDACTED = "[redacted]"
-_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^\s/?#@\[\]]+)@")
-"""``scheme://user:password@`` (or ``scheme://token@``): credentials inside a URL."""
+_SCHEME = r"\b[A-Za-z][A-Za-z0-9+.-]*://"
+_URL_AUTHORITY = re.compile(
+    rf"(?P<scheme>{_SCHEME})(?P<authority>(?:(?!{_SCHEME})[^\s/\\\"'<>`])*)"
+)
+"""A URL's scheme and what follows it up to its path (or the next URL): ``user:password@host``
+and, deliberately, any ``?`` or ``#`` before the first ``/`` (a password may hold them)."""
 _URL_QUERY_SECRET = re.compile(
     r"(?P<name>[?&;](?:[A-Za-z0-9]+[_.-])*(?:api[_-]?key|apikey|token|secret|password|passwd"
     r"|pwd|signature|sig|auth|key|credentials?)=)(?P<value>[^&;#\s\"'<>]+)",
@@ -46,8 +50,18 @@ def _secret_values() -> tuple[str, ...]:
 
 
 def _userinfo(match: re.Match[str]) -> str:
-    user, colon, _ = match["userinfo"].partition(":")
-    return f"{match['scheme']}{user}:{REDACTED}@" if colon else f"{match['scheme']}{REDACTED}@"
+    """The URL with its userinfo redacted: everything before the authority's last ``@``.
+
+    The URL standard splits an authority at its last ``@`` and the user from the password at
+    the first ``:``, so a password may hold ``@``, ``]``, ``:`` or ``%40``; the user name is
+    kept (``user:[redacted]@host``), a lone token (``TOKEN@host``) is not.
+    """
+    userinfo, at, host = match["authority"].rpartition("@")
+    if not at:
+        return match[0]
+    user, colon, _ = userinfo.partition(":")
+    shown = f"{user}:{REDACTED}" if colon else REDACTED
+    return f"{match['scheme']}{shown}@{host}"
 
 
 def redact_urls(text: str) -> str:
@@ -60,7 +74,7 @@ def redact_urls(text: str) -> str:
     """
     if "://" not in text and "=" not in text:
         return text
-    text = _URL_USERINFO.sub(_userinfo, text)
+    text = _URL_AUTHORITY.sub(_userinfo, text)
     if "=" in text:
         text = _URL_QUERY_SECRET.sub(lambda m: f"{m['name']}{REDACTED}", text)
     return text

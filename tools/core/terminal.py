@@ -1,4 +1,4 @@
-"""Make text from models and documents safe to print: no escape sequences, no control codes."""
+"""Make text safe to print: no secrets, no escape sequences, no control codes."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import re
 from typing import Any
 
 from rich.console import Console
+
+from factdebate.tools.core.secrets import REDACTED, redact
 
 _ESCAPES = re.compile(
     r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI: cursor moves, screen clears, colours
@@ -34,12 +36,25 @@ def printable(text: str) -> str:
 class SafeConsole(Console):
     """A rich ``Console`` whose ``print`` passes every string through ``printable`` first.
 
-    The CLI prints transcripts, verdicts, justifications, document titles and error messages
-    quoting them; routing them all through one console leaves no print path unfiltered.
+    The CLI prints transcripts, verdicts, justifications, document titles, hints and error
+    messages quoting them; routing them all through one console leaves no print path
+    unfiltered, and every string passes ``secrets.redact`` first (a password inside a
+    checkpoint or model URL in a hint is never shown).
     Markup the CLI writes itself (``[bold]``) is printable text and stays.
     """
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
-        """``Console.print`` of the objects, strings made printable."""
-        clean = [printable(o) if isinstance(o, str) else o for o in objects]
+        """``Console.print`` of the objects, strings redacted and made printable."""
+        markup = kwargs.get("markup")
+        markup = self._markup if markup is None else markup
+        clean = [_shown(o, bool(markup)) if isinstance(o, str) else o for o in objects]
         super().print(*clean, **kwargs)
+
+
+_BARE_REDACTED = re.compile(r"(?<!\\)" + re.escape(REDACTED))
+
+
+def _shown(text: str, markup: bool) -> str:
+    """``text`` redacted (``secrets.redact``) and printable; in markup, the mark stays text."""
+    text = printable(redact(text))
+    return _BARE_REDACTED.sub(lambda _: "\\" + REDACTED, text) if markup else text

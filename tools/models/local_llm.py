@@ -25,6 +25,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 
 from factdebate.tools.core.cpu import MAX_THREADS, idle_cores
+from factdebate.tools.core.env import env_int
 from factdebate.tools.core.files import atomic_target
 from factdebate.tools.core.home import data_home
 from factdebate.tools.core.records import ModelConfigError
@@ -201,24 +202,15 @@ def llama_threads() -> int:
     if raw == IDLE_THREADS:
         return idle_cores()
     if raw:
-        if not raw.isdigit() or not 1 <= int(raw) <= MAX_THREADS:
-            raise ModelConfigError(
-                f"{THREADS_ENV} must be a whole number 1..{MAX_THREADS} or '{IDLE_THREADS}', "
-                f"got {raw!r}"
-            )
-        return int(raw)
+        other = f" or '{IDLE_THREADS}'"
+        return env_int(THREADS_ENV, 1, 1, MAX_THREADS, error=ModelConfigError, other=other)
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return max(1, min(MAX_THREADS, cpus or 1))
 
 
 def prefix_cache_mb() -> int:
     """RAM for the prefix cache: ``FACTDEBATE_LLAMA_CACHE_MB`` (0 turns it off), else 1024."""
-    raw = os.environ.get(CACHE_ENV, "").strip()
-    if not raw:
-        return CACHE_MB
-    if not raw.isdigit() or int(raw) > MAX_CACHE_MB:
-        raise ModelConfigError(f"{CACHE_ENV} must be a whole number 0..{MAX_CACHE_MB}, got {raw!r}")
-    return int(raw)
+    return env_int(CACHE_ENV, CACHE_MB, 0, MAX_CACHE_MB, error=ModelConfigError)
 
 
 def use_prefix_cache(llm: Any, megabytes: int) -> None:

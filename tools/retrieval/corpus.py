@@ -13,12 +13,19 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from factdebate.tools.core.env import env_int
 from factdebate.tools.core.errors import FactDebateError
+from factdebate.tools.core.json_text import json_problem, parse_json
 from factdebate.tools.core.records import Evidence
 
 DEFAULT_COLLECTION = "default"
-MAX_BYTES = 2 * 1024**3  # largest whole text file read (.txt/.md); streamed formats have no cap
+MAX_BYTES = 2 * 1024**3  # largest whole text file read (.txt/.md)
 MAX_LINE = 16 * 1024**2  # longest JSONL record read
+MAX_DOC_CHARS = 1_000_000
+"""Longest document text indexed or given, in characters (~950 passages of 1,200): a longer
+record is left out as a bad record, with its length in the reason, never cut silently."""
+MAX_DOC_ENV = "FACTDEBATE_MAX_DOC_CHARS"
+DOC_CHARS_RANGE = (1_000, 100_000_000)
 PARQUET_BATCH = 1024  # rows read from a Parquet file at a time
 FORMATS = ("auto", "jsonl", "parquet", "fever", "kilt", "text")
 _SHARDS = (".jsonl", ".jsonl.gz", ".json.gz", ".ndjson", ".parquet")
@@ -33,6 +40,22 @@ class CorpusError(FactDebateError, ValueError):
 def default_corpus_path() -> Path:
     """The small encyclopedic corpus shipped with the package."""
     return Path(str(resources.files("factdebate") / "data" / "default_corpus.jsonl"))
+
+
+def max_document_chars() -> int:
+    """The longest document text accepted: ``FACTDEBATE_MAX_DOC_CHARS``, else ``MAX_DOC_CHARS``.
+
+    Raises:
+        SettingsError: a value that is not a whole number within ``DOC_CHARS_RANGE``.
+    """
+    return env_int(MAX_DOC_ENV, MAX_DOC_CHARS, *DOC_CHARS_RANGE)
+
+
+def _too_long(chars: int, limit: int) -> str:
+    return (
+        f"text is {chars:,} characters; the limit is {limit:,} ({MAX_DOC_ENV}): "
+        "split the document into several records"
+    )
 
 
 def _evidence(ident: str, title: str, text: str) -> Evidence:
@@ -98,7 +121,7 @@ def _first_record(file: Path) -> dict[str, Any] | None:
         with _open_text(file) as handle:
             for raw in iter(lambda: handle.readline(MAX_LINE), b""):
                 if raw.strip():
-                    record = json.loads(raw)
+                    record = parse_json(raw)
                     return record if isinstance(record, dict) else None
     except (OSError, ValueError, EOFError):
         return None
@@ -153,6 +176,7 @@ def iter_documents(
         problem(f"{where}: {what}")
 
     seen: set[int] = set()  # 8-byte digests of ids: bounded by the number of documents
+    limit = max_document_chars()
     for file in files:
         records = _READERS[kind](path, file)
         for where, doc in records:
@@ -162,6 +186,9 @@ def iter_documents(
             surrogate = _unicode_problem(doc)
             if surrogate is not None:  # JSON's \ud800 escape: text no encoder or file can hold
                 report(where, surrogate)
+                continue
+            if len(doc["text"]) > limit:  # one record must not become thousands of passages
+                report(where, _too_long(len(doc["text"]), limit))
                 continue
             key = int.from_bytes(hashlib.blake2b(doc["id"].encode(), digest_size=8).digest())
             if key in seen:
@@ -205,9 +232,9 @@ def _json_lines(file: Path) -> Iterator[tuple[str, dict[str, Any] | str]]:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = parse_json(line)
             except json.JSONDecodeError as exc:
-                yield where, f"not JSON ({exc.msg} at column {exc.colno})"
+                yield where, f"not JSON ({json_problem(exc, line=False)})"
                 continue
             if not isinstance(record, dict):
                 yield where, "expected a JSON object"
@@ -344,8 +371,9 @@ def _read_parquet(root: Path, file: Path) -> Records:
 
 def _read_text(root: Path, file: Path) -> Records:
     """One ``.txt``/``.md`` file as one document, id its path under the folder."""
-    if file.stat().st_size > MAX_BYTES:
-        yield str(file), f"larger than {MAX_BYTES} bytes"
+    size, limit = file.stat().st_size, max_document_chars()
+    if size > MAX_BYTES or size > 4 * limit:  # UTF-8: at least size / 4 characters, never read
+        yield str(file), f"{size:,} bytes, over the limit of {limit:,} characters ({MAX_DOC_ENV})"
         return
     try:
         text = file.read_bytes().decode("utf-8").strip()

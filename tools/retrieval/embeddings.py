@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from factdebate.tools.core.cpu import cpu_flags, threads_setting
+from factdebate.tools.core.env import env_int
 from factdebate.tools.core.loading import MODEL_LOADING
 from factdebate.tools.core.records import ModelConfigError
 
@@ -144,13 +145,8 @@ def embedding_dtype() -> str:
 
 def embedding_max_tokens() -> int:
     """Word pieces embedded per text: ``FACTDEBATE_EMBED_MAX_TOKENS``, else ``MAX_TOKENS``."""
-    raw = os.environ.get(TOKENS_ENV, "").strip()
-    if not raw:
-        return MAX_TOKENS
     low, high = TOKENS_RANGE
-    if not raw.isdigit() or not low <= int(raw) <= high:
-        raise ModelConfigError(f"{TOKENS_ENV} must be a whole number {low}..{high}, got {raw!r}")
-    return int(raw)
+    return env_int(TOKENS_ENV, MAX_TOKENS, low, high, error=ModelConfigError)
 
 
 def override_embeddings(embeddings: Embeddings | None) -> None:

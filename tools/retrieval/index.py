@@ -62,6 +62,7 @@ from factdebate.tools.retrieval.milvus import (
     drop_collections,
     flush,
     insert_rows,
+    milvus_client,
     server_version,
     wait_indexed,
 )
@@ -295,6 +296,9 @@ def ingest(
             full-text search). A build never resumes with another engine.
     """
     check_name(collection)
+    # a store that cannot be opened says so (a held Lite file after its wait) before the
+    # encoder loads
+    milvus_client(resolved_uri(milvus_uri))
     if encode is None:
         chosen = load_encoder(embed_model)
         spec, encode = chosen.spec, chosen.embeddings.embed_documents

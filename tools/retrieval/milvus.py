@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
+import shutil
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from functools import cache
+from pathlib import Path
 from typing import Any
 
-from factdebate.tools.core.errors import SettingsError
+from factdebate.tools.core.env import env_float
 from factdebate.tools.core.home import data_home
 from factdebate.tools.retrieval.embeddings import EMBEDDING_DIM
 from factdebate.tools.retrieval.full_text import TERMS, add_full_text, passage_terms
@@ -39,17 +42,22 @@ def milvus_uri(uri: str = "") -> str:
 
 def wait_seconds() -> float:
     """How long to wait for a Milvus Lite file held by another process (0..600 s, default 10)."""
-    raw = os.environ.get(WAIT_ENV, "10")
-    try:
-        value = float(raw)
-    except ValueError:
-        raise SettingsError(f"{WAIT_ENV} must be a number of seconds, got {raw!r}") from None
-    if not 0 <= value <= 600:
-        raise SettingsError(f"{WAIT_ENV} must be 0..600 seconds, got {raw!r}")
-    return value
+    return env_float(WAIT_ENV, 10.0, 0.0, 600.0)
 
 
-def _open(uri: str) -> Any:
+class _Failures(logging.Handler):
+    """Keeps the exception Milvus Lite logs when it cannot start (pymilvus hides it)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.seen: list[BaseException] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info and record.exc_info[1] is not None:
+            self.seen.append(record.exc_info[1])
+
+
+def _open(uri: str, failures: _Failures | None = None) -> Any:
     from pymilvus import MilvusClient
 
     for name in ("milvus_lite", "pymilvus"):  # we report failures ourselves, in one line
@@ -57,43 +65,152 @@ def _open(uri: str) -> Any:
     token = os.environ.get(TOKEN_ENV, "")
     if token and is_server(uri):
         return MilvusClient(uri, token=token)
-    return MilvusClient(uri)
+    if failures is None:
+        return MilvusClient(uri)
+    starter = logging.getLogger("milvus_lite.server_manager")  # logs why Lite did not start
+    level, propagate = starter.level, starter.propagate
+    starter.setLevel(logging.ERROR)
+    starter.propagate = False
+    starter.addHandler(failures)
+    try:
+        return MilvusClient(uri)
+    finally:
+        starter.removeHandler(failures)
+        starter.setLevel(level)
+        starter.propagate = propagate
+
+
+LITE_MARKS = ("LOCK", "collections", "databases")
+"""What a Milvus Lite database folder holds (any one marks a folder as one)."""
+MIN_FREE_BYTES = 1024**2
+"""Less free space than this where a Lite database lives counts as a full disk."""
+_CAUSES = {
+    errno.EROFS: "its file system is read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.ENOTDIR: "a parent of it is a file, not a folder",
+}
+
+
+def _os_cause(exc: OSError) -> str:
+    return _CAUSES.get(exc.errno or 0, exc.strerror or type(exc).__name__)
+
+
+def lite_problem(path: str) -> str | None:
+    """Why a Milvus Lite database cannot live at ``path``, checked without waiting; or None.
+
+    Milvus Lite keeps a database as a folder: a file there (junk bytes, an older release's
+    file), a folder of something else (which it would fill with its own files), a folder it
+    cannot create or write (a read-only or foreign home) and a full disk are each named at
+    once; only a folder another process holds is worth waiting for.
+    """
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        return "it is a file, not a Milvus Lite database (Milvus Lite keeps a folder)"
+    if target.is_dir():
+        try:
+            names = {entry.name for entry in target.iterdir()}
+        except OSError as exc:
+            return f"cannot read the folder ({_os_cause(exc)})"
+        if names and not names & set(LITE_MARKS):
+            return "the folder holds other files, not a Milvus Lite database"
+    existing = next((p for p in (target, *target.parents) if p.exists()), None)
+    if existing is None or not existing.is_dir():
+        return "a parent of it is a file, not a folder"
+    if existing not in (target, target.parent):  # Milvus Lite makes the last folder only
+        return f"its folder {target.parent} does not exist"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        try:  # os.access names no cause: ask the file system itself
+            readonly = bool(os.statvfs(existing).f_flag & os.ST_RDONLY)
+        except OSError:
+            readonly = False
+        return "its file system is read-only" if readonly else f"cannot write to {existing}"
+    try:
+        free = shutil.disk_usage(existing).free
+    except OSError:
+        return None
+    if free < MIN_FREE_BYTES:
+        return f"the disk is full ({free} bytes free at {existing})"
+    return None
+
+
+def _lite_busy(path: str) -> bool:
+    """Whether another process holds the Lite database at ``path`` (its ``LOCK`` file)."""
+    import fcntl
+
+    try:
+        fd = os.open(Path(path) / "LOCK", os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock taken here
+    return False
+
+
+def _unavailable(uri: str, hint: str) -> IndexUnavailableError:
+    return IndexUnavailableError(f"cannot open the Milvus index at {uri}: {hint}")
+
+
+BUSY_HINT = (
+    "another process may be using this Milvus Lite file; stop it, wait, or set FACTDEBATE_HOME"
+)
 
 
 @cache
 def milvus_client(uri: str) -> Any:
     """The shared client of ``uri``; a Milvus Lite file held by another process is waited for.
 
+    Any other reason a Lite database cannot open (``lite_problem``, or the error Milvus Lite
+    raised) is said at once, in one line.
+
     Raises:
         IndexUnavailableError: the file or server cannot be opened (in time).
     """
+    lite = "://" not in uri
+    if lite:
+        problem = lite_problem(uri)
+        if problem is not None:
+            raise _unavailable(uri, f"{problem}; move it away or set FACTDEBATE_HOME")
     deadline = time.monotonic() + wait_seconds()
     told = False
     while True:
+        failures = _Failures() if lite else None
         try:
-            return _open(uri)
+            return _open(uri, failures)
         except Exception as exc:  # pymilvus wraps lock and connection failures alike
-            lite = "://" not in uri
-            if lite and time.monotonic() < deadline:
-                if not told:
-                    log.warning(
-                        "the Milvus Lite file %s is busy (another process?); waiting up to "
-                        "%.0f s (%s)",
-                        uri,
-                        wait_seconds(),
-                        WAIT_ENV,
-                    )
-                    told = True
-                time.sleep(0.5)
-                continue
-            if lite:  # Milvus Lite reports a held file lock only in its log
-                hint = (
-                    "another process may be using this Milvus Lite file; stop it, wait, or "
-                    "set FACTDEBATE_HOME"
+            if not lite:
+                first = str(exc).splitlines()[0] if str(exc) else ""
+                raise _unavailable(uri, f"{type(exc).__name__}: {first}") from exc
+            seen = failures.seen if failures is not None else []
+            held = any(type(e).__name__ == "DataDirLockedError" for e in seen)
+            if not held and not _lite_busy(uri):  # not a held lock: waiting mends nothing
+                raise _unavailable(uri, _lite_cause(next(iter(seen), exc))) from exc
+            if time.monotonic() >= deadline:
+                raise _unavailable(uri, BUSY_HINT) from exc
+            if not told:
+                log.warning(
+                    "the Milvus Lite file %s is busy (another process?); waiting up to %.0f s (%s)",
+                    uri,
+                    wait_seconds(),
+                    WAIT_ENV,
                 )
-            else:
-                hint = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-            raise IndexUnavailableError(f"cannot open the Milvus index at {uri}: {hint}") from exc
+                told = True
+            time.sleep(0.5)
+
+
+def _lite_cause(exc: BaseException) -> str:
+    """One line saying why Milvus Lite did not open, from the error it raised."""
+    if isinstance(exc, OSError):
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"Milvus Lite cannot use it: {_os_cause(exc)}{where}"
+    first = (str(exc).splitlines() or [""])[0][:300]
+    return f"Milvus Lite cannot open it ({type(exc).__name__}: {first})"
 
 
 def server_version(uri: str = "") -> str:
