@@ -84,6 +84,7 @@ def main() -> None:
         "12 Tool-MAD debates on fever-mini recorded 2026-11-27 at commit a9a4da1 "
         "(../shared/recorded/tool-mad-2026-11-27.jsonl)"
     )
+    entry["settings"] = {"gate_profile": "paper"}  # the paper's thresholds, as recorded
     entry["by_stop_reason"] = {}
     for reason in sorted(set(claims.values())):
         keep = [r for r in tool_mad if claims[(r["run"], r["claim_id"])] == reason]

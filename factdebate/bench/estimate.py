@@ -1,12 +1,19 @@
 """`bench --estimate`: expected calls, tokens and USD of a run, from measured means, no model call.
 
+The means come from the recorded capable-model runs (``data/measured_costs.json``) or from an
+earlier run of the same method on the same dataset (``--estimate-from``). An estimate covers
+what the command would run (``--repeats``, a suite's members and its matched vote) and the
+settings it runs with: a ``--set`` value that changes the calls made (rounds, a gate
+profile...) and differs from what the means were measured under is refused, not guessed.
 Imports nothing of the graphs or the models: it answers in well under a second.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
+from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +26,33 @@ MEASURED = Path(__file__).resolve().parents[1] / "data" / "measured_costs.json"
 MAX_TABLE_BYTES = 1024**2  # the measured table and an earlier run's metrics.json
 MAX_METRICS_BYTES = 64 * 1024**2
 KEYS = ("llm_calls", "input_tokens", "output_tokens")
+SAME_CALLS = frozenset(
+    {
+        "model",
+        "temperature",
+        "top_p",
+        "sampling_seed",
+        "current_date",
+        "collection",
+        "milvus_uri",
+        "search_backend",
+        "rag_engine",
+        "embed_model",
+        "rerank_model",
+        "relevance_encoder",
+        "call_timeout_s",
+        "model_retries",
+        "review",
+        "max_usd",
+        "usd_per_million_input",
+        "usd_per_million_output",
+        "max_claim_chars",
+    }
+)
+"""Settings that change which model answers or how it is priced, not how many calls a run
+makes (every ``*_model`` / ``*_models`` setting too): any value is estimated."""
+ONLY_LOWER = frozenset({"max_llm_calls", "max_total_tokens"})
+"""Budgets (and every ``*max_output_tokens`` cap): they can only lower the figures."""
 
 
 def _read_json(path: Path, limit: int, what: str) -> Any:
@@ -46,6 +80,9 @@ def measured_means(method: str, path: Path = MEASURED) -> dict[str, Any]:
     return {
         "source": entry.get("source", ""),
         "items_measured": entry.get("items"),
+        "method": method,
+        "dataset": None,  # the recorded runs stand for the method on any dataset
+        "settings": dict(entry.get("settings") or {}),
         "per_role": entry["per_role"],
         "by_stop_reason": {
             k: v["per_role"] for k, v in (entry.get("by_stop_reason") or {}).items()
@@ -53,27 +90,111 @@ def measured_means(method: str, path: Path = MEASURED) -> dict[str, Any]:
     }
 
 
+def _count(value: Any) -> float:
+    """A count from metrics.json: a finite number >= 0 (else ValueError)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(value)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(value)
+    return float(value)
+
+
 def run_means(run_dir: Path) -> dict[str, Any]:
-    """Per-item means by role of an earlier run folder (its metrics.json)."""
+    """Per-item means by role of an earlier run folder (its metrics.json).
+
+    Raises:
+        SettingsError: no metrics.json, or one without a valid cost summary (counts that are
+            negative, not finite or not numbers) or without a finished item.
+    """
     metrics = _read_json(Path(run_dir) / "metrics.json", MAX_METRICS_BYTES, "run metrics")
     try:
-        n = int(metrics["n"])
+        n = int(_count(metrics["n"]))
         cost = metrics["cost"]
         per_role = {**cost["per_role"], "total": {k: cost[k] for k in KEYS}}
-    except (KeyError, TypeError, ValueError):
-        raise SettingsError(f"{run_dir}/metrics.json has no cost summary") from None
+        means = {
+            role: {k: _count(usage.get(k, 0)) / max(n, 1) for k in KEYS}
+            for role, usage in per_role.items()
+        }
+        run = metrics.get("run") or {}
+        settings = dict(run.get("context") or {})
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise SettingsError(f"{run_dir}/metrics.json has no valid cost summary") from None
     if n < 1:
         raise SettingsError(f"{run_dir} holds no finished item to take means from")
-    run = metrics.get("run") or {}
     return {
         "source": f"{n} item(s) of {run.get('method')} on {run.get('dataset')} in {run_dir}",
         "items_measured": n,
         "method": run.get("method"),
-        "per_role": {
-            role: {k: float(usage.get(k, 0)) / n for k in KEYS} for role, usage in per_role.items()
-        },
+        "dataset": run.get("dataset"),
+        "settings": settings,
+        "per_role": means,
         "by_stop_reason": {},
     }
+
+
+def check_source(
+    method: str, dataset_name: str, means: Mapping[str, Any], where: Path, any_source: bool
+) -> None:
+    """Refuse means taken from a run of another method or dataset, unless ``any_source``.
+
+    Raises:
+        SettingsError: one line naming what the run was of.
+    """
+    if any_source:
+        return
+    theirs = (means.get("method"), means.get("dataset"))
+    if theirs != (method, dataset_name):
+        raise SettingsError(
+            f"--estimate-from {where} is a run of {theirs[0]} on {theirs[1]}, not of {method} "
+            f"on {dataset_name}: its figures are not this run's (add --estimate-any-source to "
+            f"see {theirs[0]}'s figures, titled as such)"
+        )
+
+
+def _defaults(method: str) -> dict[str, Any]:
+    """Every setting of ``method`` with its default (the catalog's class, no graph loaded)."""
+    from factdebate.settings import context_class
+
+    out: dict[str, Any] = {}
+    for f in fields(context_class(method)):
+        if f.default is not MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not MISSING:
+            out[f.name] = f.default_factory()
+    return out
+
+
+def _same_calls(name: str) -> bool:
+    return name in SAME_CALLS or name.endswith(("_model", "_models"))
+
+
+def _only_lower(name: str) -> bool:
+    return name in ONLY_LOWER or name.endswith("max_output_tokens")
+
+
+def check_estimable(method: str, context: Mapping[str, Any], means: Mapping[str, Any]) -> float:
+    """Refuse a ``--set`` value that changes the calls and differs from the means' settings.
+
+    ``k`` of a self-consistency method is not refused: one sample is one call, so the means
+    scale by the ratio of the ``k`` asked to the ``k`` measured (returned; 1.0 otherwise).
+
+    Raises:
+        SettingsError: naming the setting, its value and the value the means ran with.
+    """
+    defaults = _defaults(method)
+    measured = {**defaults, **(means.get("settings") or {})}
+    for key in sorted(context):
+        if key == "k" or _same_calls(key) or _only_lower(key):
+            continue
+        if context[key] != measured.get(key):
+            raise SettingsError(
+                f"--estimate: --set {key}={context[key]} changes the calls, and the means "
+                f"({means['source']}) were measured with {key}={measured.get(key)}: pass "
+                "--estimate-from RUN_DIR, a run made with it"
+            )
+    if "k" not in defaults:
+        return 1.0
+    return float(context.get("k", defaults["k"])) / float(measured.get("k") or defaults["k"])
 
 
 def count_items(name: str, data_dir: Path | None, limit: int | None) -> int:
@@ -91,8 +212,10 @@ def count_items(name: str, data_dir: Path | None, limit: int | None) -> int:
     return len(loaded.items)
 
 
-def _scaled(per_role: Mapping[str, Mapping[str, float]], items: int) -> dict[str, dict[str, float]]:
-    return {role: {k: float(u.get(k, 0)) * items for k in KEYS} for role, u in per_role.items()}
+def _scaled(
+    per_role: Mapping[str, Mapping[str, float]], factor: float
+) -> dict[str, dict[str, float]]:
+    return {role: {k: float(u.get(k, 0)) * factor for k in KEYS} for role, u in per_role.items()}
 
 
 def estimate_run(
@@ -104,24 +227,45 @@ def estimate_run(
     *,
     data_dir: Path | None = None,
     from_run: Path | None = None,
+    repeats: int = 1,
+    any_source: bool = False,
 ) -> dict[str, Any]:
-    """Expected calls, tokens and USD per item and for the run; no model is loaded or called."""
-    means = run_means(from_run) if from_run is not None else measured_means(method)
+    """Expected calls, tokens and USD per item and for the run; no model is loaded or called.
+
+    ``repeats`` runs of the sample multiply the run's figures. With ``any_source`` a run of
+    another method or dataset is accepted, and the estimate is titled with that method.
+
+    Raises:
+        SettingsError: no means for the method, means of another method or dataset, or a
+            setting that changes the calls and differs from the means' (``check_estimable``).
+    """
+    if from_run is not None:
+        means = run_means(from_run)
+        check_source(method, dataset_name, means, from_run, any_source)
+    else:
+        means = measured_means(method)
+    factor = 1.0
+    if means.get("method") == method:
+        factor = check_estimable(method, context, means)
     items = count_items(dataset_name, data_dir, limit)
-    per_role = {r: u for r, u in means["per_role"].items() if r != "total"}
-    models = role_models(context, list(per_role))
-    per_item = usage_and_usd(means["per_role"], models, prices, 1)
+    per_role = _scaled(means["per_role"], factor)
+    models = role_models(context, [r for r in per_role if r != "total"])
     return {
         "method": method,
+        "figures_of": means.get("method") or method,
+        "figures_dataset": means.get("dataset"),
         "dataset": dataset_name,
         "items": items,
+        "repeats": repeats,
         "source": means["source"],
         "items_measured": means["items_measured"],
+        "k_scale": factor,
+        "lowered_by": sorted(k for k in context if _only_lower(k)),
         "models": models,
-        "per_item": per_item,
-        "run": usage_and_usd(means["per_role"], models, prices, items),
+        "per_item": usage_and_usd(per_role, models, prices, 1),
+        "run": usage_and_usd(per_role, models, prices, items * repeats),
         "by_stop_reason": {
-            reason: usage_and_usd(roles, models, prices, 1)
+            reason: usage_and_usd(_scaled(roles, factor), models, prices, 1)
             for reason, roles in means["by_stop_reason"].items()
         },
     }
@@ -139,27 +283,44 @@ def usage_and_usd(
     return {**total, **usd_cost(scaled, models, prices)}
 
 
+def _row(name: str, u: Mapping[str, Any]) -> str:
+    return (
+        f"| {name} | {u['llm_calls']:,.1f} | {u['input_tokens']:,.0f} | "
+        f"{u['output_tokens']:,.0f} | {usd_text(u['usd'])} |"
+    )
+
+
+def _title(est: Mapping[str, Any]) -> str:
+    times = f" x {est['repeats']} repeats" if est.get("repeats", 1) > 1 else ""
+    shown = f"{est['method']} on {est['dataset']}, {est['items']} item(s){times}"
+    theirs = est.get("figures_of") or est["method"]
+    if theirs != est["method"] or est.get("figures_dataset") not in (None, est["dataset"]):
+        return (
+            f"# Estimate from {theirs}'s figures (its run on {est.get('figures_dataset')}), "
+            f"not {est['method']}'s: {shown}"
+        )
+    return f"# Estimate: {shown}"
+
+
 def render_estimate(est: Mapping[str, Any]) -> str:
     """The estimate as Markdown: a table per item and for the run, and where the means came from."""
-
-    def row(name: str, u: Mapping[str, Any]) -> str:
-        return (
-            f"| {name} | {u['llm_calls']:,.1f} | {u['input_tokens']:,.0f} | "
-            f"{u['output_tokens']:,.0f} | {usd_text(u['usd'])} |"
-        )
-
     models = ", ".join(f"{r} {' / '.join(m) or '(none)'}" for r, m in est["models"].items())
+    whole = est["items"] * est.get("repeats", 1)
     lines = [
-        f"# Estimate: {est['method']} on {est['dataset']}, {est['items']} item(s)",
+        _title(est),
         "",
         "| | LLM calls | input tokens | output tokens | USD |",
         "|---|---:|---:|---:|---:|",
-        row("per item", est["per_item"]),
-        row(f"whole run ({est['items']} items)", est["run"]),
-        *(row(f"per item, {r}", u) for r, u in est["by_stop_reason"].items()),
+        _row("per item", est["per_item"]),
+        _row(f"whole run ({whole} item runs)", est["run"]),
+        *(_row(f"per item, {r}", u) for r, u in est["by_stop_reason"].items()),
         "",
         f"Means from {est['source']}. Models: {models}.",
     ]
+    if est.get("k_scale", 1.0) != 1.0:
+        lines.append(f"Scaled by {est['k_scale']:g} for the k asked (one call per sample).")
+    if est.get("lowered_by"):
+        lines.append(f"{', '.join(est['lowered_by'])} can only lower these figures.")
     unpriced = sorted(set(est["per_item"]["unpriced"]))
     if unpriced:
         lines.append(
@@ -167,4 +328,118 @@ def render_estimate(est: Mapping[str, Any]) -> str:
             "million tokens, or in the prices file)."
         )
     lines.append("Nothing was run and no model was called.")
+    return "\n".join(lines) + "\n"
+
+
+def _sample_k(means: Mapping[str, Any], method: str) -> int:
+    """The ``k`` a self-consistency run's means were measured at."""
+    return int((means.get("settings") or {}).get("k") or _defaults(method)["k"])
+
+
+def estimate_suite(
+    suite: str,
+    method: str,
+    dataset_name: str,
+    limit: int | None,
+    context: Mapping[str, Any],
+    prices: Mapping[str, Price],
+    *,
+    match_on: str,
+    data_dir: Path | None = None,
+    from_dir: Path | None = None,
+    repeats: int = 1,
+) -> dict[str, Any]:
+    """Estimate every member of a suite, its matched vote's ``k`` included, and their sum.
+
+    Each member's means are the measured ones, or with ``from_dir`` (a finished suite's
+    folder) those of ``from_dir/<member>``. The vote's ``k`` is chosen as the suite would:
+    the debate's calls per item (one call per sample), or its tokens per item over one
+    sample's tokens, plus the ``k = 1`` pilot that measures them.
+
+    Raises:
+        SettingsError: a member without means (naming every such member), a bad matching
+            rule, or a setting no means were measured with.
+    """
+    from factdebate.bench.matching import MATCH_ON, PILOT_ITEMS, pick_k
+    from factdebate.bench.suite import plan_suite
+
+    if match_on not in MATCH_ON:
+        raise SettingsError(f"--match-on must be calls or tokens, got {match_on!r}")
+    plan = plan_suite(suite, method, dataset_name)
+
+    def one(
+        name: str, settings: Mapping[str, Any], items: int | None = limit, times: int = repeats
+    ) -> dict[str, Any]:
+        source = None if from_dir is None else Path(from_dir) / name
+        return estimate_run(
+            name, dataset_name, items, settings, prices,
+            data_dir=data_dir, from_run=source, repeats=times,
+        )  # fmt: skip
+
+    members: list[dict[str, Any]] = []
+    missing: list[str] = []
+    reasons: list[str] = []
+    for name in (plan.method, *plan.baselines, plan.matched):
+        try:
+            if name != plan.matched:
+                members.append(one(name, context))
+                continue
+            sample = one(name, {**context, "k": 1})  # one sample's figures
+            if missing:  # no debate figures to match k to
+                continue
+            if match_on == "calls":
+                wanted, per_sample = members[0]["per_item"]["llm_calls"], 1.0
+            else:
+                per_item = members[0]["per_item"]
+                wanted = per_item["input_tokens"] + per_item["output_tokens"]
+                per_sample = (
+                    sample["per_item"]["input_tokens"] + sample["per_item"]["output_tokens"]
+                )
+            k = pick_k(wanted, per_sample)
+            members.append({**one(name, {**context, "k": k}), "k": k})
+            if match_on == "tokens":
+                pilot = one(name, {**context, "k": 1}, min(PILOT_ITEMS, limit or PILOT_ITEMS), 1)
+                members.append({**pilot, "method": f"{name} pilot (k = 1)"})
+        except SettingsError as exc:
+            missing.append(name)
+            if not str(exc).startswith("no measured"):
+                reasons.append(str(exc).splitlines()[0])
+    if missing:
+        raise SettingsError(
+            f"cannot estimate --suite {suite}: no usable means for {', '.join(missing)}"
+            + (f" ({reasons[0]})" if reasons else "")
+            + "; pass --estimate-from SUITE_DIR, a finished suite's folder"
+        )
+    total = {k: sum(m["run"][k] for m in members) for k in KEYS}
+    usd = [m["run"]["usd"] for m in members]
+    total["usd"] = None if None in usd else sum(u for u in usd if u is not None)
+    return {"suite": suite, "dataset": dataset_name, "members": members, "total": total,
+            "match_on": match_on, "repeats": repeats}  # fmt: skip
+
+
+def render_suite_estimate(est: Mapping[str, Any]) -> str:
+    """A suite's estimate as Markdown: one row per member run, then the whole suite."""
+    times = f", {est['repeats']} repeats each" if est["repeats"] > 1 else ""
+    lines = [
+        f"# Estimate: suite {est['suite']} on {est['dataset']}{times}",
+        "",
+        "| run | items | LLM calls / item | tokens / item | USD / item | LLM calls | USD |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for m in est["members"]:
+        p, r = m["per_item"], m["run"]
+        name = m["method"] + (f" (k = {m['k']}, matched on {est['match_on']})" if "k" in m else "")
+        lines.append(
+            f"| {name} | {m['items'] * m['repeats']} | {p['llm_calls']:,.1f} | "
+            f"{p['input_tokens'] + p['output_tokens']:,.0f} | {usd_text(p['usd'])} | "
+            f"{r['llm_calls']:,.0f} | {usd_text(r['usd'])} |"
+        )
+    total = est["total"]
+    lines += [
+        f"| whole suite | | | | | {total['llm_calls']:,.0f} | {usd_text(total['usd'])} |",
+        "",
+        *(f"- {m['method']}: means from {m['source']}." for m in est["members"]),
+        "",
+        "Nothing was run and no model was called.",
+    ]
     return "\n".join(lines) + "\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,7 @@ def load_items(
     seed: int,
     issues: list[str] | None = None,
     notes: list[str] | None = None,
+    identity: dict[str, str] | None = None,
 ) -> tuple[list[BenchItem], tuple[str, ...]]:
     """Load a dataset's items (a seeded sample of ``limit``) and its label set (empty: answers).
 
@@ -102,6 +103,8 @@ def load_items(
     Malformed records are skipped; each is described as ``file:line: problem`` in ``issues``.
     The loader's remarks (e.g. HoVer run claim-only) go to ``notes``. The label set is the
     dataset's catalog entry's (AVeriTeC's four labels whatever the sample holds).
+    ``identity`` gets ``dataset_sha256``: a fingerprint of every item the dataset loaded, before
+    sampling (two runs over the same copy of a dataset share it, whatever their samples).
     """
     spec = dataset(name)
     folder = dataset_folder(name, data_dir)
@@ -110,6 +113,8 @@ def load_items(
         issues.extend(str(issue) for issue in loaded.issues)
     if notes is not None:
         notes.extend(f"{name}: {note}" for note in loaded.notes)
+    if identity is not None:
+        identity["dataset_sha256"] = _fingerprint(name, loaded.items)
     items: list[BenchItem] = []
     for raw in sample(loaded.items, limit, seed):
         if isinstance(raw, ClaimItem):
@@ -131,6 +136,15 @@ def load_items(
     if outside := sorted({str(i.gold) for i in items} - set(labels)):
         raise DatasetError(f"{name}: gold label(s) {outside} outside its labels {list(labels)}")
     return items, labels
+
+
+def _fingerprint(name: str, records: list[Any]) -> str:
+    """SHA-256 over a dataset's name and every loaded record, in the order loaded."""
+    digest = hashlib.sha256(name.encode("utf-8") + b"\n")
+    for record in records:
+        fields = asdict(record) if is_dataclass(record) and not isinstance(record, type) else record
+        digest.update(json.dumps(fields, sort_keys=True, default=str).encode("utf-8") + b"\n")
+    return digest.hexdigest()
 
 
 def data_identity(name: str, data_dir: Path | None, items: list[BenchItem]) -> dict[str, str]:

@@ -76,13 +76,41 @@ def pick_k(target: float, per_sample: float, max_k: int = MAX_K) -> int:
     return k
 
 
+COUNTS = ("llm_calls", "input_tokens", "output_tokens")
+
+
+def row_counts(row: dict[str, Any]) -> tuple[int, int]:
+    """A row's total LLM calls and tokens, each checked to be a count (a whole number >= 0).
+
+    Raises:
+        SettingsError: a count that is negative, fractional, not finite or not a number
+            (naming the row): a mean over it would pick a wrong ``k``.
+    """
+    total = (row.get("cost") or {}).get("total") or {}
+    if not isinstance(total, dict):
+        raise SettingsError(f"{RESULTS} row {row.get('id')!r}: cost.total is not a record")
+    for key in COUNTS:
+        value = total.get(key, 0)
+        whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        if isinstance(value, bool) or not whole or value < 0:
+            raise SettingsError(
+                f"{RESULTS} row {row.get('id')!r}: cost.total.{key} is {value!r}, not a count "
+                "(a whole number >= 0)"
+            )
+    return llm_calls(row), tokens(row)
+
+
 def mean_cost(rows: list[dict[str, Any]]) -> tuple[int, float, float]:
-    """``(items counted, mean calls, mean tokens)`` per item, failed items left out."""
-    kept = [r for r in rows if r.get("stop_reason") != FAILED]
+    """``(items counted, mean calls, mean tokens)`` per item, failed items left out.
+
+    Raises:
+        SettingsError: a counted row whose calls or tokens are not counts (``row_counts``).
+    """
+    kept = [row_counts(r) for r in rows if r.get("stop_reason") != FAILED]
     if not kept:
         return 0, 0.0, 0.0
     n = len(kept)
-    return n, sum(llm_calls(r) for r in kept) / n, sum(tokens(r) for r in kept) / n
+    return n, sum(c for c, _ in kept) / n, sum(t for _, t in kept) / n
 
 
 def _data_root(dataset: str, folder: str) -> Path:
@@ -110,10 +138,19 @@ def read_target(run_dir: Path) -> MatchTarget:
     where = f"--match-compute {run_dir}"
     if not run.get("dataset") or not run.get("method"):
         raise SettingsError(f"{where}: no run.json of a bench run there")
+    seed, limit = run.get("seed") or 0, run.get("limit")
+    for name, value in (("seed", seed), ("limit", limit)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 0
+        ):
+            raise SettingsError(f"{where}: run.json's {name} is {value!r}, not a count")
     data = run.get("data") or {}
-    if not data.get("folder") or not data.get("items_sha256"):
+    if not isinstance(data, dict) or not data.get("folder") or not data.get("items_sha256"):
         raise SettingsError(f"{where}: run.json records no data folder, so no sample to match")
-    n, calls, toks = mean_cost(load_run(folder) if repeated else read_rows(folder / RESULTS))
+    try:
+        n, calls, toks = mean_cost(load_run(folder) if repeated else read_rows(folder / RESULTS))
+    except SettingsError as exc:
+        raise SettingsError(f"{where}: {exc}") from None
     if n == 0:
         raise SettingsError(f"{where}: no finished item with a cost in {RESULTS}")
     return MatchTarget(
@@ -121,8 +158,8 @@ def read_target(run_dir: Path) -> MatchTarget:
         method=str(run["method"]),
         dataset=str(run["dataset"]),
         data_dir=str(_data_root(str(run["dataset"]), str(data["folder"]))),
-        limit=run.get("limit"),
-        seed=int(run.get("seed") or 0),
+        limit=limit,
+        seed=seed,
         items=n,
         calls=calls,
         tokens=toks,

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from factdebate.datasets import LABELS
+from factdebate.nodes.self_consistency.state import SAMPLES_FAILED
 
 UNPARSED = "UNPARSED"
 VERDICTS = frozenset(LABELS)
@@ -18,6 +19,12 @@ def _ratio(num: float, den: float) -> float:
 
 def _f1(precision: float, recall: float) -> float:
     return _ratio(2 * precision * recall, precision + recall)
+
+
+def gold_labels(gold: Sequence[str], labels: Sequence[str]) -> list[str]:
+    """The labels of ``labels`` (in their order) that some gold label is."""
+    found = set(gold)
+    return [label for label in labels if label in found]
 
 
 def label_metrics(
@@ -36,8 +43,10 @@ def label_metrics(
     unparsed; the caller counts the others under their own names (model calls failed, a
     budget stopped them). ``macro_f1`` averages over all ``labels`` (a label never in gold nor
     predicted contributes 0.0, so it is comparable across samples); ``macro_f1_present``
-    averages over ``macro_f1_labels`` only, the labels found in gold or in the predictions.
-    Every zero division yields 0.0.
+    averages over ``macro_f1_labels`` only, the labels found in gold or in the predictions;
+    ``macro_f1_gold`` over ``macro_f1_gold_labels``, the labels found in gold (the headline a
+    comparison shows: a run right on every item scores 100 however few classes the sample
+    holds). Every zero division yields 0.0.
 
     Args:
         gold: Gold labels, each one of ``labels``.
@@ -47,7 +56,8 @@ def label_metrics(
 
     Returns:
         ``{"n", "accuracy", "unparsed", "out_of_labels", "macro_f1", "macro_f1_present",
-        "macro_f1_labels", "per_class": {label: {"precision", "recall", "f1", "support"}},
+        "macro_f1_labels", "macro_f1_gold", "macro_f1_gold_labels",
+        "per_class": {label: {"precision", "recall", "f1", "support"}},
         "confusion": {gold: {pred or "UNPARSED": count}}}``.
 
     Raises:
@@ -79,6 +89,7 @@ def label_metrics(
             "support": support,
         }
     present = [label for label in labels if label in set(gold) or label in set(pred)]
+    in_gold = gold_labels(gold, labels)
     return {
         "n": len(gold),
         "accuracy": _ratio(sum(confusion[g][g] for g in labels), len(gold)),
@@ -90,13 +101,16 @@ def label_metrics(
         "macro_f1": _ratio(sum(float(c["f1"]) for c in per_class.values()), len(labels)),
         "macro_f1_present": _ratio(sum(float(per_class[x]["f1"]) for x in present), len(present)),
         "macro_f1_labels": present,
+        "macro_f1_gold": _ratio(sum(float(per_class[x]["f1"]) for x in in_gold), len(in_gold)),
+        "macro_f1_gold_labels": in_gold,
         "per_class": per_class,
         "confusion": confusion,
     }
 
 
-FAILED_STOPS = frozenset({"error", "model_failure", "moderator_error"})
-"""Stop reasons of items whose run raised or whose deciding model calls all failed."""
+FAILED_STOPS = frozenset({"error", "model_failure", "moderator_error", SAMPLES_FAILED})
+"""Stop reasons of items whose run raised, whose deciding model calls all failed, or (a vote)
+most of whose samples brought no reply."""
 MODEL_CALL_FAILURES = frozenset({"model_error", "rate_limited", "timeout"})
 """Error kinds of a model call that gave no text at all."""
 UNREADABLE_KINDS = frozenset({"parse_error", "moderator_unparseable", "truncated"})
@@ -108,7 +122,8 @@ def failed_item(row: Mapping[str, Any]) -> bool:
     """Whether a result row got no verdict because its run failed, not because of a reply.
 
     Failed: the run raised (``error``), every agent call failed (``model_failure``), the
-    deciding model's calls all failed (DebateCV's ``moderator_error``), or the row has no
+    deciding model's calls all failed (DebateCV's ``moderator_error``), more than half of a
+    self-consistency item's samples brought no reply (``samples_failed``), or the row has no
     prediction and its errors hold failed model calls but no unreadable reply. A budget stop
     is not a failure (counted as ``budget_exhausted``).
     """
@@ -118,6 +133,16 @@ def failed_item(row: Mapping[str, Any]) -> bool:
         return False
     kinds = {str(e.get("kind")) for e in row.get("errors") or [] if isinstance(e, Mapping)}
     return bool(kinds & MODEL_CALL_FAILURES) and not kinds & UNREADABLE_KINDS
+
+
+def failed_calls(row: Mapping[str, Any]) -> int:
+    """The row's model calls that brought no reply (one error record each), apart from its cost.
+
+    Such a call still counts in the row's ``llm_calls`` (each attempt was paid for), so a
+    comparison shows them beside the calls: compute spent is not compute that answered.
+    """
+    errors = row.get("errors") or []
+    return sum(isinstance(e, Mapping) and e.get("kind") in MODEL_CALL_FAILURES for e in errors)
 
 
 def unreadable_flags(rows: Sequence[Mapping[str, Any]]) -> list[bool]:

@@ -133,6 +133,7 @@ async def arun_repeats(
         load_issues=first["run"].get("load_issues") or [],
         notes=[*notes, *(first["run"].get("notes") or [])],
         data=first["run"].get("data"),
+        dataset_sha256=first["run"].get("dataset_sha256"),
         provenance=first["run"].get("provenance"),
         repeat_dirs=[repeat_dir(out_dir, r).name for r in range(1, repeats + 1)],
     )

@@ -5,12 +5,13 @@ fixed seed and ``RESAMPLES`` resamples, so a report is the same every time it is
 Items are resampled as clusters: an item drawn brings all its repeats, so the interval counts
 both the item-to-item spread and (through each item's mean over its repeats) the
 repeat-to-repeat spread, and it narrows as repeats are added when answers vary between them.
-Rows are result rows (``results.jsonl``, or ``load_run``'s with ``repeat``); items are told
-apart by ``id``.
+Rows are result rows (``results.jsonl``, or ``load_run``'s with ``repeat``); inside a run
+items are told apart by ``id``, across runs by dataset and ``id`` (``item_key``).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
+from factdebate.bench.metrics import gold_labels
 from factdebate.bench.scoring import correct, llm_calls, tokens
 from factdebate.datasets import ANSWER_TASK, LABEL_TASK
 from factdebate.tools.scoring.answers import answer_scores
@@ -209,9 +211,10 @@ def metric_intervals(
 ) -> dict[str, Interval]:
     """The 95 % intervals a report shows, by metrics.json name.
 
-    Labels: ``accuracy``, ``macro_f1`` and each label's ``precision:LABEL``, ``recall:LABEL``,
-    ``f1:LABEL``; answers: ``exact_match``, ``f1``, ``precision``, ``recall`` (answer scores);
-    both: ``llm_calls_per_item``, ``tokens_per_item``.
+    Labels: ``accuracy``, ``macro_f1``, ``macro_f1_gold`` (over the labels found in gold)
+    and each label's ``precision:LABEL``, ``recall:LABEL``, ``f1:LABEL``; answers:
+    ``exact_match``, ``f1``, ``precision``, ``recall`` (answer scores); both:
+    ``llm_calls_per_item``, ``tokens_per_item``.
     """
     repeats = repeats_of(rows)
     out: dict[str, Interval] = {}
@@ -230,6 +233,9 @@ def metric_intervals(
     else:
         out["accuracy"] = accuracy_interval(rows, task)
         out["macro_f1"] = macro_f1_interval(rows, labels)
+        out["macro_f1_gold"] = macro_f1_interval(
+            rows, gold_labels([str(r["gold"]) for r in rows], labels)
+        )
         out.update(class_intervals(rows, labels))
     out["llm_calls_per_item"] = mean_interval(
         item_means(rows, lambda r: float(llm_calls(dict(r)))), repeats
@@ -290,44 +296,132 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
     return {"difference": diff, "low": low, "high": high, "p_bootstrap": p}
 
 
+MIN_DISCORDANT = 6
+"""Fewest discordant items (right in one run only) for a paired p-value to mean anything.
+
+With d discordant items the smallest two-sided exact (McNemar) p-value there is, every one
+of them going the same way, is ``2 * 0.5**d``: 0.5 at d = 2, 0.0625 at d = 5, first under
+0.05 at d = 6. Below that no test of the pair can reject at 5 %, and the paired bootstrap,
+which resamples the same few items, reports p-values far smaller than the data support, so
+both are shown as not meaningful."""
+
+
+def item_key(row: Row) -> tuple[str, str]:
+    """What names an item across runs: its dataset and its id."""
+    return str(row.get("dataset") or ""), str(row["id"])
+
+
+def _item_content(row: Row) -> str:
+    """What an item was, for a run's rows: its claim or question and its gold."""
+    record = [row.get("claim"), row.get("question"), row.get("gold")]
+    return json.dumps(record, sort_keys=True, default=str)
+
+
+def _by_item(rows: Sequence[Row], task: str) -> dict[tuple[str, str], tuple[float, str]]:
+    """Per item key: its mean correctness over its repeats, and what the item was."""
+    right = _right(task)
+    return {
+        item_key(g[0]): (sum(right(r) for r in g) / len(g), _item_content(g[0]))
+        for g in item_groups(rows)
+    }
+
+
 def paired_test(rows_a: Sequence[Row], rows_b: Sequence[Row], task: str) -> dict[str, Any]:
     """Paired tests of two runs' headline score (accuracy or strict EM) on their shared items.
 
-    Per item, a run's score is its mean correctness over its repeats; McNemar's test counts an
-    item right when it was right in more than half its repeats (exactly: right, without
-    repeats). Returns ``n`` (shared items), ``a``, ``b`` (each run's score on them),
-    ``difference`` (a - b), ``low``/``high`` (its 95 % interval), ``p_bootstrap``,
-    ``p_mcnemar``, ``only_a``/``only_b`` (the discordant items) and ``items_a``/``items_b``.
+    An item is shared when both runs hold its key (dataset and id, ``item_key``) and it was
+    the same item in both (same claim or question, same gold); an item whose key matches but
+    whose text or gold differs is not paired (``differing`` counts them). Per item, a run's
+    score is its mean correctness over its repeats; McNemar's test counts an item right when
+    it was right in more than half its repeats (exactly: right, without repeats).
+
+    Returns ``n`` (shared items), ``a``, ``b`` (each run's score on them; None without a
+    shared item), ``difference`` (a - b, None likewise), ``low``/``high`` (its 95 %
+    interval), ``p_bootstrap``, ``p_mcnemar``, ``only_a``/``only_b``/``discordant`` (the
+    items only one run got right), ``meaningful`` (at least ``MIN_DISCORDANT`` discordant
+    items: below it the p-values are shown as not meaningful), ``differing`` and
+    ``items_a``/``items_b``.
     """
-    right = _right(task)
-    by_a = {str(g[0]["id"]): sum(right(r) for r in g) / len(g) for g in item_groups(rows_a)}
-    by_b = {str(g[0]["id"]): sum(right(r) for r in g) / len(g) for g in item_groups(rows_b)}
-    shared = [i for i in by_a if i in by_b]
-    a = [by_a[i] for i in shared]
-    b = [by_b[i] for i in shared]
+    by_a, by_b = _by_item(rows_a, task), _by_item(rows_b, task)
+    both = [key for key in by_a if key in by_b]
+    shared = [key for key in both if by_a[key][1] == by_b[key][1]]
+    a = [by_a[key][0] for key in shared]
+    b = [by_b[key][0] for key in shared]
     a_right, b_right = [v > 0.5 for v in a], [v > 0.5 for v in b]
+    only_a = sum(x and not y for x, y in zip(a_right, b_right, strict=True))
+    only_b = sum(y and not x for x, y in zip(a_right, b_right, strict=True))
+    tested = paired_bootstrap(a, b)
+    if not shared:
+        tested["difference"] = None
     return {
         "n": len(shared),
         "items_a": len(by_a),
         "items_b": len(by_b),
-        "a": sum(a) / len(a) if a else 0.0,
-        "b": sum(b) / len(b) if b else 0.0,
-        **paired_bootstrap(a, b),
+        "differing": len(both) - len(shared),
+        "a": sum(a) / len(a) if a else None,
+        "b": sum(b) / len(b) if b else None,
+        **tested,
         "p_mcnemar": mcnemar_exact(a_right, b_right) if len(shared) >= 2 else None,
-        "only_a": sum(x and not y for x, y in zip(a_right, b_right, strict=True)),
-        "only_b": sum(y and not x for x, y in zip(a_right, b_right, strict=True)),
+        "only_a": only_a,
+        "only_b": only_b,
+        "discordant": only_a + only_b,
+        "meaningful": only_a + only_b >= MIN_DISCORDANT,
         "confidence": CONFIDENCE,
         "resamples": RESAMPLES,
     }
 
 
-def paired_tests(runs: Sequence[tuple[str, Sequence[Row]]], task: str) -> list[dict[str, Any]]:
-    """``paired_test`` for every pair of named runs (in the order given), named ``a`` / ``b``."""
-    return [
-        {"run_a": name_a, "run_b": name_b, **paired_test(rows_a, rows_b, task)}
-        for i, (name_a, rows_a) in enumerate(runs)
-        for name_b, rows_b in runs[i + 1 :]
-    ]
+def unpaired_reason(a: Mapping[str, Any], b: Mapping[str, Any]) -> str | None:
+    """Why two runs cannot be compared item by item (None: they can).
+
+    ``a`` and ``b`` are the runs' ``run.json`` records. Runs pair only over the same dataset:
+    the same name and, where both record it, the same ``dataset_sha256`` (a fingerprint of
+    every item of the dataset as loaded, whatever the sample).
+    """
+    name_a, name_b = a.get("dataset"), b.get("dataset")
+    if not name_a or not name_b:
+        return "a run.json names no dataset"
+    if name_a != name_b:
+        return f"different datasets ({name_a}, {name_b})"
+    print_a, print_b = a.get("dataset_sha256"), b.get("dataset_sha256")
+    if print_a and print_b and print_a != print_b:
+        return f"different copies of {name_a} (their data fingerprints differ)"
+    return None
+
+
+PairedRun = tuple[str, Sequence[Row], Mapping[str, Any]]
+"""A run to pair: its name, its rows and its ``run.json`` record."""
+
+
+def paired_tests(runs: Sequence[PairedRun], task: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """``paired_test`` for every pair of named runs over the same data (in the order given).
+
+    Returns the tests (named ``run_a`` / ``run_b``) and, for each pair over different data
+    (``unpaired_reason``), a note saying why it has no paired row.
+    """
+    tests, notes = [], []
+    for i, (name_a, rows_a, run_a) in enumerate(runs):
+        for name_b, rows_b, run_b in runs[i + 1 :]:
+            reason = unpaired_reason(run_a, run_b)
+            if reason is not None:
+                notes.append(f"{name_a} vs {name_b}: not paired, {reason}; shown side by side")
+                continue
+            tests.append({"run_a": name_a, "run_b": name_b, **paired_test(rows_a, rows_b, task)})
+    return tests, notes
+
+
+def p_text(value: float | None) -> str:
+    """A p-value as a table shows it (``<0.001`` below a thousandth, ``n/a`` without one)."""
+    if value is None:
+        return "n/a"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def shown_p(test: Mapping[str, Any], key: str) -> str:
+    """A paired test's p-value ``key``, or why it means nothing (too few discordant items)."""
+    if test.get("n") and not test.get("meaningful", True):
+        return f"not meaningful ({test.get('discordant', 0)} discordant < {MIN_DISCORDANT})"
+    return p_text(test.get(key))
 
 
 def shown(interval: Mapping[str, Any] | None, percent: bool = True) -> str:

@@ -104,6 +104,58 @@ def check_shared_settings(plan: SuitePlan, context: dict[str, Any]) -> None:
                 )
 
 
+def check_suite(
+    plan: SuitePlan,
+    dataset: str,
+    out_dir: Path,
+    context: dict[str, Any],
+    *,
+    match_on: str,
+    options: Mapping[str, Any],
+) -> None:
+    """Check every option and every member's settings before the first member runs.
+
+    Nothing here calls a model: a suite refused here has spent nothing. Checked: the matching
+    rule, each member's settings (names and values, under that member's own settings class),
+    that each member reads the dataset, ``k`` (the suite picks it), ``--repeats`` and its
+    seed setting, ``--checkpoint`` with ``--server``, each member's run folder, and that the
+    sample loads.
+
+    Raises:
+        SettingsError: a bad option or setting, naming it (and the member it fails for).
+        DatasetError: the dataset cannot be loaded or a member cannot read it.
+        RunFolderError: a member's run folder cannot be used.
+    """
+    from factdebate.bench.items import load_items
+    from factdebate.bench.matching import MATCH_ON
+    from factdebate.bench.repeats import SEED_SETTING
+    from factdebate.runs.folder import check_out_dir
+    from factdebate.settings import MAX_REPEATS, check_count
+
+    if match_on not in MATCH_ON:
+        raise SettingsError(f"--match-on must be calls or tokens, got {match_on!r}")
+    if "k" in context:
+        raise SettingsError("--suite picks the vote's k itself (--match-on): drop --set k=...")
+    check_shared_settings(plan, context)
+    for name in plan.members:
+        spec = resolve(name)
+        check_method_fits(spec, dataset)
+        try:
+            spec.context_class()(**context)
+        except (TypeError, ValueError) as exc:
+            raise SettingsError(f"--set for {name}: {str(exc).splitlines()[0]}") from None
+        check_out_dir(Path(out_dir) / name)
+    repeats = int(options.get("repeats") or 1)
+    check_count("--repeats", repeats, 1, MAX_REPEATS)
+    if repeats > 1 and SEED_SETTING in context:
+        raise SettingsError(f"--repeats sets {SEED_SETTING} itself (repeat r: seed r); drop it")
+    if options.get("checkpoint") is not None and options.get("server_url") is not None:
+        raise SettingsError("--checkpoint is for local runs: a server keeps its own threads")
+    load_items(
+        dataset, options.get("data_dir"), options.get("limit"), int(options.get("seed") or 0)
+    )
+
+
 Runner = Callable[[str, Path, dict[str, Any]], None]
 """Runs one member: ``(method, run folder, settings)``."""
 Matcher = Callable[[str, Path, Path, dict[str, Any]], int]

@@ -30,15 +30,15 @@ def run_suite_command(
     from factdebate.bench.repeats import run_repeats
     from factdebate.bench.suite import (
         COMPARISON_PAGE,
-        check_shared_settings,
+        check_suite,
         plan_suite,
         run_suite,
         write_comparison,
     )
 
-    try:
+    try:  # every option of every member, before any member calls a model
         plan = plan_suite(suite, method, dataset)
-        check_shared_settings(plan, context)
+        check_suite(plan, dataset, out_dir, context, match_on=match_on, options=options)
     except FactDebateError as exc:
         fail(str(exc))
     err.print(

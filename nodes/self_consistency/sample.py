@@ -15,6 +15,7 @@ from langgraph.types import Send
 from factdebate.nodes.claims import clean_claim
 from factdebate.nodes.common import Node, settings
 from factdebate.nodes.context import Context
+from factdebate.nodes.labelled import NO_REPLY_KINDS
 from factdebate.nodes.self_consistency.state import (
     INPUT_KEYS,
     Sample,
@@ -57,7 +58,9 @@ def make_sampler(step: Step, cls: type[Context]) -> Node:
     """Node running ``step`` once for one sample and filing its outcome under the sample's name.
 
     Its turns and errors are renamed ``sample_N``; an unreadable answer stays unreadable
-    (verdict None, its error kept) and so casts no vote.
+    (verdict None, its error kept) and so casts no vote. A sample without a verdict whose
+    model call brought no reply (an error of a ``NO_REPLY_KINDS`` kind) is marked ``failed``:
+    the vote counts those apart (see ``vote.MAX_FAILED_SHARE``).
     """
 
     async def sample(state: SampleTask, runtime: Runtime[Any]) -> dict[str, Any]:
@@ -67,10 +70,12 @@ def make_sampler(step: Step, cls: type[Context]) -> Node:
         update = await step(dict(state["inputs"]), runtime.override(context=ctx))
         turns = [Turn(**{**t, "agent": name}) for t in update.get("transcript", [])]  # type: ignore[typeddict-item]
         errors = [ErrorRecord(**{**e, "agent": name}) for e in update.get("errors", [])]  # type: ignore[typeddict-item]
+        verdict = update.get("verdict")
         outcome = Sample(
             sample=number,
-            verdict=update.get("verdict"),
+            verdict=verdict,
             justification=str(update.get("justification") or ""),
+            failed=verdict is None and any(e.get("kind") in NO_REPLY_KINDS for e in errors),
         )
         if "answers" in update:
             outcome["answers"] = list(update["answers"] or [])

@@ -10,6 +10,8 @@ from typing_extensions import TypedDict
 from factdebate.nodes.state import DebateOutput
 from factdebate.tools.core.records import Evidence
 
+SAMPLES_FAILED = "samples_failed"
+"""The stop reason of an item most of whose samples brought no reply: a failed item."""
 INPUT_KEYS = ("claim", "question", "evidence", "documents")
 """What a sample receives from the prepared state (the keys that are present)."""
 
@@ -21,6 +23,7 @@ class Sample(TypedDict, total=False):
     verdict: str | None
     answers: list[str]  # answer datasets: the answer list behind ``verdict``
     justification: str
+    failed: bool  # its model call brought no reply (timed out, refused, rate limited)
 
 
 class SampleTask(TypedDict):

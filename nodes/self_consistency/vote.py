@@ -5,6 +5,10 @@ sample wins. Sample numbers are fixed when the samples are sent, not by the orde
 finish, so the rule is deterministic; as the samples are independent and identically drawn,
 it picks among the tied verdicts as a fair coin would (no label is favoured, unlike a fixed
 NOT ENOUGH INFO). Unreadable samples (verdict None) cast no vote; none readable, no verdict.
+A vote counts only what was said: when more than half of the k samples failed (their model
+call brought no reply: a timeout, a refused or rate-limited call), the item has no verdict and
+stops as ``samples_failed``, a failed item in the benchmark, whatever the few answers said
+(``MAX_FAILED_SHARE``). Exactly half failed still votes, over the half that answered.
 Answer datasets vote over answer sets: two samples agree when their answers are the same once
 normalised (``normalize_answer``), whatever their order or spelling.
 """
@@ -16,13 +20,15 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
 from factdebate.nodes.self_consistency.sample import agent_name
-from factdebate.nodes.self_consistency.state import Sample, SelfConsistencyState
+from factdebate.nodes.self_consistency.state import SAMPLES_FAILED, Sample, SelfConsistencyState
 from factdebate.nodes.state import decided
 from factdebate.tools.scoring.answers import normalize_answer
 
 K = TypeVar("K", bound=Hashable)
 VoteReason = Literal["vote", "vote_tie", "no_votes"]
 AGENT = "vote"
+MAX_FAILED_SHARE = 0.5
+"""The share of failed samples an item may have and still be voted; above it, it fails."""
 
 
 @dataclass
@@ -63,11 +69,23 @@ def answer_key(answers: Sequence[str]) -> tuple[str, ...]:
     return tuple(sorted({normalize_answer(a) for a in answers} - {""}))
 
 
-def _describe(result: Tally[Any], shown: dict[Any, str], k: int) -> str:
+def mostly_failed(failed: int, k: int) -> bool:
+    """Whether ``failed`` of ``k`` samples is more than ``MAX_FAILED_SHARE`` of them."""
+    return k > 0 and failed > MAX_FAILED_SHARE * k
+
+
+def _describe(result: Tally[Any], shown: dict[Any, str], k: int, failed: int = 0) -> str:
     parts = [f"{shown[option]} x{n}" for option, n in result.counts.items()]
-    if result.unreadable:
-        parts.append(f"unreadable x{result.unreadable}")
+    if result.unreadable - failed:
+        parts.append(f"unreadable x{result.unreadable - failed}")
+    if failed:
+        parts.append(f"no reply x{failed}")
     line = f"Votes of {k} sample(s): {', '.join(parts)}."
+    if mostly_failed(failed, k):
+        return (
+            f"{line} {failed} of {k} samples brought no reply (more than "
+            f"{MAX_FAILED_SHARE:.0%}), so the item failed: no verdict from the few that answered."
+        )
     if result.reason == "no_votes":
         return f"{line} No sample could be read, so no verdict."
     winner = result.winner
@@ -85,6 +103,7 @@ def _decide(
 ) -> tuple[dict[str, Any], Sample | None]:
     """The contract keys of the vote over ``keys`` (one per sample), and the winning sample."""
     result = tally([(s["sample"], key) for s, key in zip(samples, keys, strict=True)])
+    failed = sum(bool(s.get("failed")) for s in samples)
     shown: dict[Any, str] = {}
     winning: Sample | None = None
     for s, key in zip(samples, keys, strict=True):
@@ -93,13 +112,16 @@ def _decide(
         shown.setdefault(key, str(s.get("verdict")))
         if winning is None and key == result.winner:
             winning = s  # the earliest sample casting the winning vote
-    detail = _describe(result, shown, len(samples))
+    detail = _describe(result, shown, len(samples), failed)
+    reason: str = result.reason
+    if mostly_failed(failed, len(samples)):  # a vote of the few that answered counts nothing
+        winning, reason = None, SAMPLES_FAILED
     reasoning = winning.get("justification", "") if winning is not None else ""
     update: dict[str, Any] = {
         "verdict": None if winning is None else winning.get("verdict"),
         "justification": f"{detail}\n\n{reasoning}".strip(),
-        "decided_by": decided(AGENT, 1, result.reason, detail),
-        "stop_reason": result.reason,
+        "decided_by": decided(AGENT, 1, reason, detail),
+        "stop_reason": reason,
         "rounds": 1,
     }
     return update, winning

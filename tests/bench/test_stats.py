@@ -249,11 +249,14 @@ def test_compare_finds_a_planted_gap_between_scripted_runs(
     dirs = [tmp_path / "strong", tmp_path / "weak", tmp_path / "again"]
     table = compare_runs(dirs)
     split = [[c.strip() for c in line.split("|")] for line in table.splitlines()]
-    cells = {(row[1], row[2]): row for row in split if len(row) == 11}  # the paired table
+    cells = {(row[1], row[2]): row for row in split if len(row) == 12}  # the paired table
     planted = cells[("strong", "weak")]
-    assert planted[3] == "60" and planted[6] == "+50.0"
-    assert planted[8] == "<0.001" and planted[9] == "<0.001"
-    null = cells[("strong", "again")]
-    assert null[6] == "+0.0" and null[8] == "1.000" and null[9] == "1.000"
+    assert planted[3] == "60" and planted[4] == "42" and planted[7] == "+50.0"
+    assert planted[9] == "<0.001" and planted[10] == "<0.001"
+    null = cells[("strong", "again")]  # the same answers: no discordant item, no test
+    assert null[4] == "0" and null[7] == "+0.0"
+    assert null[9] == null[10] == "not meaningful (0 discordant < 6)"
+    assert "3 tests are listed, without correction" in table
     page = render_compare_page(dirs)
     assert 'id="paired"' in page and "+50.0" in page and "95% bootstrap intervals" in page
+    assert "not meaningful (0 discordant &lt; 6)" in page
