@@ -172,9 +172,14 @@ async def astream_verify(
     checkpoint: str | None = None,
     thread: str | None = None,
     before_run: Callable[[], object] | None = None,
+    evidence_log: str | Path | None = None,
     **settings: Any,
 ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     """Yield ``(node name, update)`` while the debate runs, then ``("result", contract)``.
+
+    Every retrieval and search call is recorded; with ``evidence_log`` (a folder) the log is
+    kept in ``evidence_log/evidence``. With the setting ``evidence_from`` every call is
+    answered from that frozen evidence instead (``evidence_scope``, ``evidence_miss``).
 
     ``documents`` replaces retrieval for methods that accept given evidence (MADAM-RAG,
     DebateCV); ``settings`` are fields of the method's ``Context``.
@@ -194,8 +199,31 @@ async def astream_verify(
     Raises:
         InputError: bad text, or a thread that holds a different claim.
         ValueError: bad settings, a bad checkpoint spec, or only one of checkpoint/thread.
+        EvidenceError: ``evidence_from`` names no evidence this version can read.
     """
+    from factdebate.evidence import evidence_session, open_replay
+    from factdebate.tools.core.evidence_hook import item_scope
+
     spec = resolve(method)
+    replay = open_replay(build_context(spec, **settings))  # a bad snapshot: one line, first
+    folder = None if evidence_log is None else Path(evidence_log).expanduser()
+    with evidence_session(settings, folder, None, replay), item_scope(thread or "", text.strip()):
+        async for event in _astream_verify(
+            text, spec, documents, checkpoint, thread, before_run, settings
+        ):
+            yield event
+
+
+async def _astream_verify(
+    text: str,
+    spec: MethodSpec,
+    documents: list[Evidence] | None,
+    checkpoint: str | None,
+    thread: str | None,
+    before_run: Callable[[], object] | None,
+    settings: dict[str, Any],
+) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """``astream_verify`` inside its evidence log (see there)."""
     graph = spec.load_graph()
     context = build_context(spec, **settings)
     payload = make_input(spec, text, context, documents, graph)
@@ -255,6 +283,7 @@ async def averify(
     checkpoint: str | None = None,
     thread: str | None = None,
     html: str | Path | None = None,
+    evidence_log: str | Path | None = None,
     **settings: Any,
 ) -> dict[str, Any]:
     """Verify ``text`` and return the result contract (see ``astream_verify``).
@@ -270,7 +299,13 @@ async def averify(
     result: dict[str, Any] = {}
     started = time.perf_counter()
     async for node, update in astream_verify(
-        text, spec, documents, checkpoint=checkpoint, thread=thread, **settings
+        text,
+        spec,
+        documents,
+        checkpoint=checkpoint,
+        thread=thread,
+        evidence_log=evidence_log,
+        **settings,
     ):
         if node == "result":
             result = update
@@ -332,12 +367,20 @@ def verify(
     checkpoint: str | None = None,
     thread: str | None = None,
     html: str | Path | None = None,
+    evidence_log: str | Path | None = None,
     **settings: Any,
 ) -> dict[str, Any]:
     """Synchronous ``averify`` (for scripts and notebooks without a running event loop)."""
     return asyncio.run(
         averify(
-            text, method, documents, checkpoint=checkpoint, thread=thread, html=html, **settings
+            text,
+            method,
+            documents,
+            checkpoint=checkpoint,
+            thread=thread,
+            html=html,
+            evidence_log=evidence_log,
+            **settings,
         )
     )
 

@@ -80,7 +80,7 @@ _NAME_RULES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("max_llm_calls", "max_total_tokens", "max_usd"), "budgets"),
     (("round", "stop"), "rounds and stopping"),
     (("relevance", "faithful", "scor", "nei_"), "scoring"),
-    (("retriev", "rag", "search", "top_k", "collection", "milvus"), "retrieval"),
+    (("retriev", "rag", "search", "top_k", "collection", "milvus", "evidence_"), "retrieval"),
 )
 
 

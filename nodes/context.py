@@ -248,6 +248,29 @@ class Context:
             "the 'rag' tool's fused top candidates; empty = no reranking."
         },
     )
+    evidence_from: str = field(
+        default="",
+        metadata={
+            "description": "Frozen evidence that answers every retrieval and search call: a "
+            "bench run folder, an exported snapshot file or a knowledge store; no network, no "
+            "index. Empty = live tools."
+        },
+    )
+    evidence_scope: Literal["exact", "claim"] = field(
+        default="exact",
+        metadata={
+            "description": "How frozen evidence answers: 'exact' gives a call with the same "
+            "tool, backend, query and k its recorded documents; 'claim' ranks the item's "
+            "recorded pool for any query (BM25 for search, the dense encoder for rag)."
+        },
+    )
+    evidence_miss: Literal["stop", "live"] = field(
+        default="stop",
+        metadata={
+            "description": "A call the frozen evidence does not hold: 'stop' ends the item with "
+            "one line naming the query; 'live' runs the real tool and records it."
+        },
+    )
     top_k: int = setting(3, "Documents retrieved per query.", 1, 100)
     max_rounds: int = setting(3, "Debate round limit T.", 1, 20)
     max_claim_chars: int = setting(2000, "Longest claim accepted, in characters.", 1, 100_000)

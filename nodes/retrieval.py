@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from factdebate.nodes.context import Context
+from factdebate.tools.core.evidence_hook import EvidenceMissError
 from factdebate.tools.core.records import ErrorRecord, Evidence
 from factdebate.tools.dispatch import retrieve
 from factdebate.tools.models.llm import redact
@@ -16,8 +17,9 @@ async def retrieve_or_record(
 
     Any backend fault is caught (backends raise many types): the caller goes on without
     documents, and the fault is recorded as ``timeout`` or ``tool_error``. An index that
-    exists but cannot be used (held by another process, inconsistent) is raised instead:
-    the run must not reach a verdict without the evidence it asked for.
+    exists but cannot be used (held by another process, inconsistent), or a replayed call the
+    frozen evidence does not hold, is raised instead: the run must not reach a verdict
+    without the evidence it asked for.
     """
     try:
         docs = await retrieve(
@@ -31,8 +33,11 @@ async def retrieve_or_record(
             timeout=ctx.call_timeout_s,
             embed_model=ctx.embed_model,
             rerank_model=ctx.rerank_model,
+            agent=agent,
+            evidence_from=ctx.evidence_from,
+            search_cache=(ctx.search_cache_ttl_s, ctx.search_cache_max_mb),
         )
-    except IndexUnavailableError:
+    except (IndexUnavailableError, EvidenceMissError):  # the item stops: see the docstring
         raise
     except Exception as exc:  # recorded, never raised: see the docstring
         kind = "timeout" if isinstance(exc, TimeoutError) else "tool_error"

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from typing import Literal
 
 from factdebate.tools.core.errors import SettingsError
+from factdebate.tools.core.evidence_hook import (
+    EvidenceCall,
+    EvidenceMissError,
+    LiveAnswer,
+    current_hook,
+    current_item,
+)
 from factdebate.tools.core.records import Evidence, ModelConfigError
 from factdebate.tools.core.threads import in_daemon_thread
 from factdebate.tools.retrieval.embeddings import EncoderMismatchError, encoder_for, spec_of
@@ -23,7 +31,8 @@ from factdebate.tools.retrieval.vectorstore import (
     passages_by_id,
     shown,
 )
-from factdebate.tools.websearch.backends import search_backend
+from factdebate.tools.websearch.backends import search_backend, web_backend_name
+from factdebate.tools.websearch.cache import cached_search
 
 ToolFn = Callable[[str, int], list[Evidence]]
 RagEngine = Literal["dense", "hybrid"]
@@ -128,8 +137,6 @@ def _rag(
     rerank_model: str,
 ) -> list[Evidence]:
     """The 'rag' tool: dense or hybrid, then the cross-encoder over the top candidates."""
-    if rag_engine not in RAG_ENGINES:
-        raise SettingsError(f"unknown rag_engine {rag_engine!r}: expected dense or hybrid")
     ensure_index(collection, milvus_uri, lexical=rag_engine == "hybrid")
     check_encoder(collection, embed_model, milvus_uri)
     depth = max(k, RERANK_DEPTH) if rerank_model else k
@@ -145,6 +152,42 @@ def _rag(
         raise IndexUnavailableError(str(exc)) from exc
 
 
+def _live(
+    tool: str,
+    query: str,
+    k: int,
+    collection: str,
+    milvus_uri: str,
+    backend: str,
+    rag_engine: str,
+    timeout: float,
+    embed_model: str,
+    rerank_model: str,
+    search_cache: tuple[float, float] = (0.0, 0.0),
+) -> list[Evidence]:
+    """The real tool: the index or the web (through the search cache), as the settings name them.
+
+    ``search_cache`` is ``(time to live in seconds, megabytes)``; a time of 0 searches live.
+    """
+    if tool in _overrides:
+        return _overrides[tool](query, k)
+    if tool == "rag":
+        return _rag(collection, query, k, milvus_uri, rag_engine, embed_model, rerank_model)
+    engine = search_backend(backend, collection, timeout, milvus_uri)
+    if engine.name == "bm25":
+        ensure_index(collection, milvus_uri)
+    ttl_s, max_mb = search_cache
+    return cached_search(engine, query, k, ttl_s=ttl_s, max_mb=max_mb)[0]
+
+
+def _generation(collection: str, milvus_uri: str) -> str:
+    """The live index generation of ``collection`` ("" when it has none)."""
+    try:
+        return live_manifest(collection, milvus_uri).generation
+    except Exception:  # the call itself succeeded: the log just lacks the generation
+        return ""
+
+
 def _run(
     tool: str,
     query: str,
@@ -156,19 +199,52 @@ def _run(
     timeout: float = 60.0,
     embed_model: str = "",
     rerank_model: str = "",
+    agent: str = "",
+    evidence_from: str = "",
+    search_cache: tuple[float, float] = (0.0, 0.0),
 ) -> list[Evidence]:
-    if tool in _overrides:
-        return _overrides[tool](query, k)
     if tool == "none":
         return []
-    if tool == "rag":
-        return _rag(collection, query, k, milvus_uri, rag_engine, embed_model, rerank_model)
-    if tool == "search":
-        engine = search_backend(backend, collection, timeout, milvus_uri)
-        if engine.name == "bm25":
-            ensure_index(collection, milvus_uri)
-        return engine.search(query, k)
-    raise SettingsError(f"unknown tool {tool!r}: expected rag, search or none")
+    if tool not in _overrides and tool not in ("rag", "search"):
+        raise SettingsError(f"unknown tool {tool!r}: expected rag, search or none")
+    if tool in _overrides:
+        kind = "custom"
+    elif tool == "rag":
+        if rag_engine not in RAG_ENGINES:
+            raise SettingsError(f"unknown rag_engine {rag_engine!r}: expected dense or hybrid")
+        kind = rag_engine
+    else:
+        kind = web_backend_name(backend)
+    reads_index = tool in _overrides or tool == "rag" or kind == "offline"
+
+    def live() -> LiveAnswer:
+        args = (milvus_uri, backend, rag_engine, timeout, embed_model, rerank_model)
+        docs = _live(tool, query, k, collection, *args, search_cache)
+        shown = _generation(collection, milvus_uri) if reads_index and kind != "custom" else ""
+        return LiveAnswer(docs, shown)
+
+    hook = current_hook()
+    if hook is None:
+        if evidence_from:  # frozen evidence asked for, but nothing here can serve it
+            raise EvidenceMissError(
+                f"evidence_from={evidence_from!r} is set but this process serves no frozen "
+                "evidence (run it through factdebate verify, bench or the Python API)"
+            )
+        return live().docs
+    item, claim = current_item()
+    options = {"rerank": rerank_model, "embed_model": embed_model} if tool == "rag" else {}
+    call = EvidenceCall(
+        tool=tool,
+        backend=kind,
+        query=query,
+        k=k,
+        collection=collection,
+        item=item,
+        claim=claim,
+        agent=agent,
+        options=json.dumps(options, sort_keys=True) if options else "",
+    )
+    return hook.serve(call, live)
 
 
 def run_tool(
@@ -209,8 +285,16 @@ async def retrieve(
     timeout: float = 60.0,
     embed_model: str = "",
     rerank_model: str = "",
+    agent: str = "",
+    evidence_from: str = "",
+    search_cache: tuple[float, float] = (0.0, 0.0),
 ) -> list[Evidence]:
-    """Run one retrieval off the event loop; raises on failure or timeout (callers record it)."""
+    """Run one retrieval off the event loop; raises on failure or timeout (callers record it).
+
+    The installed evidence hook (``tools.core.evidence_hook``) sees the call: it records what
+    the tool returned, or answers from frozen evidence. ``agent`` names the asker in the log;
+    ``evidence_from`` (the run's setting) makes a process with no hook refuse the call.
+    """
     # a daemon thread: a backend that never returns (a dripping socket) cannot hold the exit
     return await asyncio.wait_for(
         in_daemon_thread(
@@ -225,6 +309,9 @@ async def retrieve(
             timeout,
             embed_model,
             rerank_model,
+            agent,
+            evidence_from,
+            search_cache,
         ),
         timeout=timeout,
     )

@@ -10,6 +10,7 @@ run to a LangGraph server instead. Claim datasets are scored as labels; question
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import fields
@@ -33,11 +34,12 @@ from factdebate.bench.scoring import (
     correct,
     failed_row,
     llm_calls,
-    read_results,
+    repair_results,
     result_row,
     tokens,
 )
 from factdebate.datasets import dataset_task
+from factdebate.evidence import EvidenceRun, evidence_session, open_replay
 from factdebate.graphs.registry import resolve
 from factdebate.runs.checkpoints import check_checkpoint
 from factdebate.runs.folder import (
@@ -47,8 +49,10 @@ from factdebate.runs.folder import (
     check_rows_free,
     check_same_run,
     make_out_dir,
+    rows_lock,
 )
 from factdebate.tools.core.errors import FactDebateError, SettingsError
+from factdebate.tools.core.evidence_hook import item_scope
 from factdebate.tools.core.secrets import redact_deep
 from factdebate.tools.websearch.cache import tallying
 
@@ -91,8 +95,20 @@ async def arun_bench(
     task = dataset_task(dataset)
     issues: list[str] = []
     notes: list[str] = []
-    items, labels = load_items(dataset, data_dir, limit, seed, issues, notes)
+    fingerprint: dict[str, str] = {}
+    items, labels = load_items(dataset, data_dir, limit, seed, issues, notes, fingerprint)
     settings = dict(context or {})
+    if server_url is not None and settings.get("evidence_from"):
+        raise SettingsError("--evidence-from is for local runs: on a server the operator sets it")
+    replay = None if server_url is not None else open_replay(settings, dataset)
+    if replay is not None and replay[0].info.get("replaces_given"):  # a knowledge store
+        for item in items:  # its pages, not the dataset's own evidence, are what agents read
+            if "evidence" in item.inputs:
+                item.inputs["evidence"] = None
+        notes.append(
+            f"{dataset}: its own evidence is withheld; the knowledge store "
+            f"{settings['evidence_from']} answers every retrieval and search"
+        )
     if server_url is not None:  # the server checks the settings (before any item runs)
         server_invoke = await server_invoker(server_url, method, settings)
     else:  # names and values, before anything runs
@@ -101,9 +117,10 @@ async def arun_bench(
         await asyncio.to_thread(check_models, checked)
         # a provider that cannot be reached (no connection, 401/403, 404) stops it here too
         await asyncio.to_thread(check_reachable, checked)
-        settings = await asyncio.to_thread(
-            prepare_collection, spec, dataset, data_dir, settings, context_cls
-        )
+        if replay is None:  # frozen evidence needs no index
+            settings = await asyncio.to_thread(
+                prepare_collection, spec, dataset, data_dir, settings, context_cls
+            )
     make_out_dir(out_dir)
     run: dict[str, Any] = redact_deep(  # a key inside a model URL is never written or shown
         {
@@ -115,15 +132,20 @@ async def arun_bench(
             "server_url": server_url,
             "concurrency": concurrency,
             "data": data_identity(dataset, data_dir, items),
+            # the whole dataset's fingerprint: runs pair item by item only when it matches
+            "dataset_sha256": fingerprint.get("dataset_sha256"),
             # what produced it (models per role, encoders, search, version, commit): never
             # compared on resume, so folders from before it was recorded still resume
             "provenance": _provenance(context_cls, settings),
         }
     )
+    if replay is not None:
+        run["evidence"] = replay[1]  # which snapshot (content hash) and scope it read
     check_same_run(out_dir, run, SAME_RUN_KEYS, recorded_later=("data",))
 
     wanted = {i.id for i in items}
-    rows = [r for r in read_results(out_dir / RESULTS) if str(r["id"]) in wanted]
+    with rows_lock(out_dir / RESULTS, wait=False):  # the repair rewrites: its one writer only
+        rows = [r for r in repair_results(out_dir / RESULTS) if str(r["id"]) in wanted]
     done_ids = {str(r["id"]) for r in rows}
     todo = [i for i in items if i.id not in done_ids]
     accepted = input_keys(graph)
@@ -166,8 +188,14 @@ async def arun_bench(
     report()
     semaphore = asyncio.Semaphore(concurrency)
     started = time.perf_counter()
+    # what each call returned, in OUT/evidence (a server's calls are made there, not here)
+    recording: contextlib.AbstractContextManager[EvidenceRun | None] = (
+        evidence_session(settings, out_dir, dataset, replay)
+        if server_url is None
+        else contextlib.nullcontext(None)
+    )
     # a second bench on the same folder is refused here, before it runs any item twice
-    with append_rows(out_dir / RESULTS, wait=False) as sink:
+    with append_rows(out_dir / RESULTS, wait=False) as sink, recording as evidence:
 
         async def one(item: BenchItem) -> None:
             payload = item.graph_input(accepted)
@@ -176,9 +204,10 @@ async def arun_bench(
                     return
                 t0 = time.perf_counter()
                 try:
-                    out = await invoke(
-                        payload, ctx_obj if ctx_obj is not None else settings, item.id
-                    )
+                    with item_scope(item.id, str(next(iter(item.text().values()), ""))):
+                        out = await invoke(
+                            payload, ctx_obj if ctx_obj is not None else settings, item.id
+                        )
                     row = result_row(item, out, time.perf_counter() - t0, task)
                 except ServerError as exc:  # no row: the item runs when the bench resumes
                     halted.append(exc)
@@ -206,6 +235,8 @@ async def arun_bench(
     if server_url is None:  # a server's searches are counted there, not here
         run["web_search"] = searches.summary()
     run["load_issues"] = issues
+    if evidence is not None and evidence.note():
+        notes.append(evidence.note())
     run["notes"] = notes
     run["resumed_items"] = len(done_ids)
     run["task"] = task

@@ -52,12 +52,18 @@ def parse_settings(pairs: list[str], context_cls: Any, method: str | None = None
     return _parse_settings(pairs, context_cls, method)
 
 
+EVIDENCE_FROM_HELP = (
+    "Answer every retrieval and search call from this frozen evidence (a bench run folder, an "
+    "exported snapshot file or a knowledge store): no network, no index. Scope and misses: "
+    "--set evidence_scope=exact|claim, --set evidence_miss=stop|live."
+)
 FLAG_OF = {
     "model": "--model",
     "debater_model": "--debater-model",
     "judge_model": "--judge-model",
     "max_rounds": "--rounds",
     "collection": "--collection",
+    "evidence_from": "--evidence-from",
 }
 """Settings that have an option of their own: an error names the option the user typed."""
 

@@ -13,6 +13,7 @@ import typer
 from rich.markup import escape
 
 from factdebate.cli.common import (
+    EVIDENCE_FROM_HELP,
     MODEL_HELP,
     SET_HELP,
     VERIFY_METHOD_HELP,
@@ -66,6 +67,7 @@ def verify(
         str | None, typer.Option(help="Overrule a run awaiting review with this verdict.")
     ] = None,
     note: Annotated[str, typer.Option(help="The reviewer's note (with --approve/--verdict).")] = "",
+    evidence_from: Annotated[Path | None, typer.Option(help=EVIDENCE_FROM_HELP)] = None,
 ) -> None:
     """Verify a claim (or answer a question with MADAM-RAG) and show the debate."""
     claim = _read_claim(claim)
@@ -75,6 +77,7 @@ def verify(
         "judge_model": judge_model,
         "max_rounds": rounds,
         "collection": collection,
+        "evidence_from": None if evidence_from is None else str(evidence_from),
     }
     settings = checked_settings(method, "verify", set_, flags, claim)  # before the heavy imports
     if review or approve or verdict is not None:
@@ -218,7 +221,7 @@ def _prepare(
             doc["source"] = "given"
         make_input(spec, claim, context, docs)
         check_models(context)
-        if docs is None:
+        if docs is None and not context.evidence_from:  # frozen evidence reads no index
             _check_index(context)
         if thread is None and not approve and verdict is None:  # a decision calls no model
             check_reachable(context)  # a dead provider stops here, before any debate call

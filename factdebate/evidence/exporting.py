@@ -1,0 +1,76 @@
+"""Sharing evidence: runs' logs exported as one snapshot file, and a snapshot summarised."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from factdebate.evidence.format import EvidenceError, Snapshot, merged
+from factdebate.evidence.store import open_snapshot, project_version, write_snapshot_file
+from factdebate.tools.core.files import check_target
+
+RUN_FILE = "run.json"
+MAX_RUN_FILE_BYTES = 16 * 1024 * 1024
+
+
+def _run_facts(folder: Path) -> dict[str, Any]:
+    """Method and dataset of a bench run folder (its ``run.json``), when it has one."""
+    path = folder / RUN_FILE
+    if not folder.is_dir() or not path.is_file() or path.stat().st_size > MAX_RUN_FILE_BYTES:
+        return {}
+    try:
+        run = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    if not isinstance(run, dict):
+        return {}
+    return {"run": folder.name, "method": run.get("method"), "dataset": run.get("dataset")}
+
+
+def export_snapshot(sources: Sequence[Path | str], out: Path | str) -> Snapshot:
+    """Write the evidence of ``sources`` (run folders, logs or snapshots) as one snapshot file.
+
+    Documents are stored once across every source; the calls keep their order (source by
+    source); the card names the project version, the runs, datasets, backends and dates.
+
+    Raises:
+        EvidenceError: no source, a source without readable evidence, or a bad target.
+    """
+    if not sources:
+        raise EvidenceError("give at least one run folder or snapshot to export")
+    target = Path(out).expanduser()
+    check_target(target, "--out")
+    parts, runs = [], []
+    for source in sources:
+        path = Path(source).expanduser()
+        parts.append(open_snapshot(path))
+        facts = _run_facts(path)
+        if facts:
+            runs.append(facts)
+    snapshot = merged(parts)
+    datasets = list(snapshot.info.get("datasets") or [])
+    datasets += [
+        str(r["dataset"]) for r in runs if r.get("dataset") and r["dataset"] not in datasets
+    ]
+    snapshot.info.update(
+        {
+            "project_version": project_version(),
+            "datasets": datasets,
+            "runs": runs,
+            "exported_from": [str(s) for s in sources],
+        }
+    )
+    write_snapshot_file(target, snapshot)
+    return snapshot
+
+
+def describe(path: Path | str) -> dict[str, Any]:
+    """What a snapshot holds: items, calls, documents, backends, the date range, its hash."""
+    snapshot = open_snapshot(path)
+    summary = snapshot.summary()
+    summary["project_version"] = snapshot.info.get("project_version") or ""
+    summary["runs"] = snapshot.info.get("runs") or []
+    summary["read"] = snapshot.info.get("read") or {}
+    return summary

@@ -1,0 +1,125 @@
+"""Recording: every call a run makes goes to its log, appended as it happens, compacted at the end.
+
+While a run goes on each call is one line of ``OUT/evidence/journal.jsonl`` (flushed, with each
+new document once), so an interrupted run keeps what it read; closing the log folds the
+journal into the Parquet tables.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from factdebate.evidence.format import CallRecord, Document, EvidenceError, Snapshot
+from factdebate.evidence.store import CARD, MAX_PART_BYTES, read_log, write_log
+from factdebate.tools.core.evidence_hook import EvidenceCall, LiveAnswer
+from factdebate.tools.core.records import Evidence
+
+JOURNAL = "journal.jsonl"
+
+
+def now() -> str:
+    """The time a call is logged at: ISO 8601, UTC, to the millisecond."""
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
+
+
+class EvidenceLog:
+    """The calls of one run and their documents; thread-safe; kept in ``folder`` if given."""
+
+    def __init__(self, folder: Path | None = None, info: dict[str, Any] | None = None) -> None:
+        self.folder = folder
+        self.snapshot = Snapshot(info=dict(info or {}))
+        self._lock = threading.Lock()
+        self._journal: IO[str] | None = None
+        if folder is not None:
+            if (folder / CARD).exists():  # a resumed run: what it read before stays
+                before = read_log(folder)
+                self.snapshot.documents.update(before.documents)
+                self.snapshot.calls.extend(before.calls)
+            self._read_journal(folder / JOURNAL)
+
+    def _read_journal(self, path: Path) -> None:
+        """Take back the calls of an interrupted run (a torn last line is dropped)."""
+        if not path.is_file():
+            return
+        if path.stat().st_size > MAX_PART_BYTES:
+            raise EvidenceError(f"{path}: over {MAX_PART_BYTES} bytes")
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                entry = json.loads(line)
+                if "doc" in entry:
+                    doc = Document(**entry["doc"])
+                    self.snapshot.documents[doc.hash] = doc
+                else:
+                    call = entry["call"]
+                    call["docs"], call["scores"] = tuple(call["docs"]), tuple(call["scores"])
+                    self.snapshot.calls.append(CallRecord(**call))
+            except (ValueError, TypeError, KeyError):  # the line a crash cut short
+                continue
+
+    def add(self, call: EvidenceCall, docs: list[Evidence], generation: str, origin: str) -> None:
+        """Log one answered call and any document not stored yet."""
+        stored = [Document.of(d) for d in docs]
+        record = CallRecord(
+            item=call.item,
+            claim=call.claim,
+            agent=call.agent,
+            tool=call.tool,
+            backend=call.backend,
+            query=call.query,
+            k=call.k,
+            collection=call.collection,
+            generation=generation,
+            time=now(),
+            docs=tuple(d.hash for d in stored),
+            scores=tuple(float(d["score"]) for d in docs),
+            options=call.options,
+            origin=origin,
+        )
+        with self._lock:
+            lines = []
+            for doc in stored:
+                if doc.hash not in self.snapshot.documents:
+                    self.snapshot.documents[doc.hash] = doc
+                    lines.append({"doc": vars(doc)})
+            self.snapshot.calls.append(record)
+            lines.append({"call": record.row()})
+            self._append(lines)
+
+    def _append(self, entries: list[dict[str, Any]]) -> None:
+        if self.folder is None:
+            return
+        if self._journal is None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._journal = (self.folder / JOURNAL).open("a", encoding="utf-8")
+        for entry in entries:
+            self._journal.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        self._journal.flush()
+
+    def close(self) -> Snapshot:
+        """Fold the journal into the log folder's tables (when kept on disk); the snapshot."""
+        with self._lock:
+            if self._journal is not None:
+                self._journal.close()
+                self._journal = None
+            if self.folder is not None:
+                write_log(self.folder, self.snapshot)
+                (self.folder / JOURNAL).unlink(missing_ok=True)
+        return self.snapshot
+
+
+class Recorder:
+    """The hook of a live run: run the real tool, log what it returned."""
+
+    def __init__(self, log: EvidenceLog) -> None:
+        self.log = log
+
+    def serve(self, call: EvidenceCall, live: Callable[[], LiveAnswer]) -> list[Evidence]:
+        """Run ``call`` live and log it."""
+        answer = live()
+        self.log.add(call, answer.docs, answer.generation, "live")
+        return answer.docs

@@ -1,0 +1,158 @@
+"""Frozen evidence served: a call answered from a snapshot, by the exact call or the item's pool."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from factdebate.evidence.format import SCOPES, CallRecord, Document, EvidenceError, Snapshot
+from factdebate.evidence.recording import EvidenceLog
+from factdebate.tools.core.evidence_hook import (
+    EvidenceCall,
+    EvidenceMissError,
+    LiveAnswer,
+    normalise_query,
+)
+from factdebate.tools.core.records import Evidence
+
+MISSES = ("stop", "live")
+
+
+def _key(tool: str, backend: str, query: str, k: int) -> tuple[str, str, str, int]:
+    return tool, backend, normalise_query(query), k
+
+
+def rank_bm25(query: str, docs: list[Document]) -> list[tuple[Document, float]]:
+    """``docs`` ranked for ``query`` by BM25 over the project's one analyzer (ties keep order)."""
+    import bm25s
+
+    from factdebate.tools.retrieval.lexical import tokenize
+
+    if not docs:
+        return []
+    tokens = tokenize([f"{d.title} {d.text}" for d in docs])
+    if not any(tokens):
+        return [(d, 0.0) for d in docs]
+    model = bm25s.BM25()
+    model.index(tokens, show_progress=False)
+    wanted = [t for t in tokenize([query])[0] if any(t in doc for doc in tokens)]
+    scores = [float(s) for s in model.get_scores(wanted)] if wanted else [0.0] * len(docs)
+    order = sorted(range(len(docs)), key=lambda i: (-scores[i], i))
+    return [(docs[i], scores[i]) for i in order]
+
+
+def rank_dense(query: str, docs: list[Document], encoder: str = "") -> list[tuple[Document, float]]:
+    """``docs`` ranked for ``query`` by cosine similarity under the dense encoder ``encoder``."""
+    from factdebate.tools.retrieval.embeddings import load_encoder
+
+    if not docs:
+        return []
+    embeddings = load_encoder(encoder).embeddings
+    q = embeddings.embed_query(query)
+    vectors = embeddings.embed_documents([d.text for d in docs])
+
+    def cosine(v: list[float]) -> float:
+        num = sum(a * b for a, b in zip(q, v, strict=True))
+        den = (sum(a * a for a in q) ** 0.5) * (sum(b * b for b in v) ** 0.5)
+        return num / den if den else 0.0
+
+    scores = [cosine(v) for v in vectors]
+    order = sorted(range(len(docs)), key=lambda i: (-scores[i], i))
+    return [(docs[i], scores[i]) for i in order]
+
+
+class Replayer:
+    """The hook of a replayed run: every call answered from ``snapshot`` in ``scope``.
+
+    ``exact``: the recorded documents of a call with the same tool, backend, normalised query
+    and k (one made for the same item first). ``claim``: the item's pool (the documents of
+    every call made for it, matched by item id, else by its text), ranked for the new query.
+    A call it cannot answer stops the item (``EvidenceMissError``), or with ``miss="live"``
+    runs the real tool. Every answer is logged in ``log``.
+    """
+
+    def __init__(self, snapshot: Snapshot, scope: str, miss: str, log: EvidenceLog) -> None:
+        if scope not in SCOPES:
+            raise EvidenceError(f"evidence_scope must be exact or claim, got {scope!r}")
+        if miss not in MISSES:
+            raise EvidenceError(f"evidence_miss must be stop or live, got {miss!r}")
+        can = snapshot.info.get("scopes") or SCOPES
+        if scope not in can:
+            raise EvidenceError(
+                f"this evidence serves only {' or '.join(can)} scope (it holds no queries): "
+                f"set evidence_scope={can[0]}"
+            )
+        self.snapshot, self.scope, self.miss, self.log = snapshot, scope, miss, log
+        self._exact: dict[tuple[str, str, str, int], list[CallRecord]] = {}
+        self._by_item: dict[str, list[str]] = {}
+        self._by_claim: dict[str, list[str]] = {}
+        for call in snapshot.calls:
+            self._exact.setdefault(_key(call.tool, call.backend, call.query, call.k), []).append(
+                call
+            )
+            for pool, key in ((self._by_item, call.item), (self._by_claim, _claim(call.claim))):
+                if key:
+                    held = pool.setdefault(key, [])
+                    held += [h for h in call.docs if h not in held]
+
+    def serve(self, call: EvidenceCall, live: Callable[[], LiveAnswer]) -> list[Evidence]:
+        """The frozen answer to ``call`` (or the live one on a miss with ``miss="live"``)."""
+        found = self._answer(call)
+        if found is None:
+            if self.miss == "stop":
+                raise EvidenceMissError(self._miss_line(call))
+            answer = live()
+            self.log.add(call, answer.docs, answer.generation, "live")
+            return answer.docs
+        docs, generation = found
+        self.log.add(call, docs, generation, "snapshot")
+        return docs
+
+    def _answer(self, call: EvidenceCall) -> tuple[list[Evidence], str] | None:
+        if self.scope == "exact":
+            held = self._exact.get(_key(call.tool, call.backend, call.query, call.k))
+            if not held:
+                return None
+            same = [c for c in held if call.item and c.item == call.item]
+            chosen = (same or held)[0]
+            docs = [
+                self.snapshot.documents[h].evidence(s)
+                for h, s in zip(chosen.docs, chosen.scores, strict=True)
+            ]
+            return docs, chosen.generation
+        hashes = self._by_item.get(call.item) if call.item else None
+        if hashes is None:
+            hashes = self._by_claim.get(_claim(call.claim))
+        if hashes is None:
+            return None
+        pool = [self.snapshot.documents[h] for h in hashes]
+        if call.tool == "rag":
+            ranked = rank_dense(call.query, pool, _option(call.options, "embed_model"))
+        else:
+            ranked = rank_bm25(call.query, pool)
+        return [doc.evidence(score) for doc, score in ranked[: call.k]], ""
+
+    def _miss_line(self, call: EvidenceCall) -> str:
+        shown = " ".join(call.query.split())[:160]
+        if self.scope == "exact":
+            return (
+                f"frozen evidence holds no {call.tool} call ({call.backend}, k={call.k}) for the "
+                f"query {shown!r}: replay it with evidence_scope=claim or evidence_miss=live"
+            )
+        return (
+            f"frozen evidence holds no documents for item {call.item or call.claim[:60]!r} "
+            f"(query {shown!r}): is it a snapshot of this dataset?"
+        )
+
+
+def _claim(text: str) -> str:
+    return normalise_query(text)
+
+
+def _option(options: str, name: str) -> str:
+    try:
+        found: Any = json.loads(options) if options else {}
+    except ValueError:
+        return ""
+    return str(found.get(name) or "") if isinstance(found, dict) else ""
