@@ -34,7 +34,7 @@ from factdebate.bench.scoring import (
     correct,
     failed_row,
     llm_calls,
-    repair_results,
+    read_results,
     result_row,
     tokens,
 )
@@ -49,7 +49,6 @@ from factdebate.runs.folder import (
     check_rows_free,
     check_same_run,
     make_out_dir,
-    rows_lock,
 )
 from factdebate.tools.core.errors import FactDebateError, SettingsError
 from factdebate.tools.core.evidence_hook import item_scope
@@ -95,20 +94,11 @@ async def arun_bench(
     task = dataset_task(dataset)
     issues: list[str] = []
     notes: list[str] = []
-    fingerprint: dict[str, str] = {}
-    items, labels = load_items(dataset, data_dir, limit, seed, issues, notes, fingerprint)
+    items, labels = load_items(dataset, data_dir, limit, seed, issues, notes)
     settings = dict(context or {})
     if server_url is not None and settings.get("evidence_from"):
         raise SettingsError("--evidence-from is for local runs: on a server the operator sets it")
     replay = None if server_url is not None else open_replay(settings, dataset)
-    if replay is not None and replay[0].info.get("replaces_given"):  # a knowledge store
-        for item in items:  # its pages, not the dataset's own evidence, are what agents read
-            if "evidence" in item.inputs:
-                item.inputs["evidence"] = None
-        notes.append(
-            f"{dataset}: its own evidence is withheld; the knowledge store "
-            f"{settings['evidence_from']} answers every retrieval and search"
-        )
     if server_url is not None:  # the server checks the settings (before any item runs)
         server_invoke = await server_invoker(server_url, method, settings)
     else:  # names and values, before anything runs
@@ -132,8 +122,6 @@ async def arun_bench(
             "server_url": server_url,
             "concurrency": concurrency,
             "data": data_identity(dataset, data_dir, items),
-            # the whole dataset's fingerprint: runs pair item by item only when it matches
-            "dataset_sha256": fingerprint.get("dataset_sha256"),
             # what produced it (models per role, encoders, search, version, commit): never
             # compared on resume, so folders from before it was recorded still resume
             "provenance": _provenance(context_cls, settings),
@@ -144,8 +132,7 @@ async def arun_bench(
     check_same_run(out_dir, run, SAME_RUN_KEYS, recorded_later=("data",))
 
     wanted = {i.id for i in items}
-    with rows_lock(out_dir / RESULTS, wait=False):  # the repair rewrites: its one writer only
-        rows = [r for r in repair_results(out_dir / RESULTS) if str(r["id"]) in wanted]
+    rows = [r for r in read_results(out_dir / RESULTS) if str(r["id"]) in wanted]
     done_ids = {str(r["id"]) for r in rows}
     todo = [i for i in items if i.id not in done_ids]
     accepted = input_keys(graph)

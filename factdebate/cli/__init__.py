@@ -21,7 +21,6 @@ from factdebate.cli import (  # noqa: E402
     answers,
     bench,
     calibrate,
-    datasets,
     evidence,
     index,
     methods,
@@ -39,18 +38,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Verify facts by multi-agent LLM debate over evidence.",
 )
-for _module in (
-    verify,
-    index,
-    bench,
-    calibrate,
-    answers,
-    training,
-    methods,
-    review,
-    datasets,
-    evidence,
-):
+for _module in (verify, index, bench, calibrate, answers, training, methods, review, evidence):
     _module.register(app)
 tidy_help(app)  # whole paragraphs in help screens, flags shown without a type
 
