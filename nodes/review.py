@@ -6,6 +6,9 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from langgraph._internal._constants import CONFIG_KEY_CHECKPOINTER, INTERRUPT, NS_SEP
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import get_config
 from langgraph.graph import END
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
@@ -115,24 +118,69 @@ def _checked_verdict(verdict: Any, choices: tuple[str, ...] | None) -> str:
     return wanted
 
 
+def review_request(state: dict[str, Any], allowed: tuple[str, ...] | None) -> dict[str, Any]:
+    """What the review step pauses with: the proposed verdict, its reasons, the choices."""
+    return {
+        "kind": "review",
+        "proposed": state.get("verdict"),
+        "justification": state.get("justification") or "",
+        "stop_reason": state.get("stop_reason"),
+        "rounds": state.get("rounds"),
+        "choices": list(allowed) if allowed is not None else None,
+    }
+
+
+async def paused_request(runtime: Runtime[Any]) -> dict[str, Any] | None:
+    """The review request the running step paused with, as its thread stored it; else None.
+
+    A paused step's interrupt is kept with the checkpoint it paused at (in its graph's
+    namespace, the step's own less its last part), under the step's task, which keeps its id
+    when the thread goes on from there; a run without a checkpointer, or a step that has not
+    paused, has none.
+    """
+    info = runtime.execution_info
+    try:
+        checkpointer: Any = get_config().get("configurable", {}).get(CONFIG_KEY_CHECKPOINTER)
+    except RuntimeError:  # called outside a run
+        return None
+    if info is None or not info.thread_id or not isinstance(checkpointer, BaseCheckpointSaver):
+        return None
+    stored = await checkpointer.aget_tuple(
+        {
+            "configurable": {
+                "thread_id": info.thread_id,
+                "checkpoint_ns": info.checkpoint_ns.rpartition(NS_SEP)[0],  # the step's graph
+                "checkpoint_id": info.checkpoint_id,
+            }
+        }
+    )
+    for task_id, channel, value in getattr(stored, "pending_writes", None) or ():
+        if task_id != info.task_id or channel != INTERRUPT:
+            continue
+        for item in value if isinstance(value, list | tuple) else [value]:
+            found = getattr(item, "value", None)
+            if isinstance(found, dict) and is_review(found):
+                return dict(found)
+    return None
+
+
 def make_review_node(choices: Choices) -> Node:
     """The last step of a graph: passes through, or (``review`` on) waits for a reviewer."""
 
     async def human_review(state: dict[str, Any], *, runtime: Runtime[Any]) -> dict[str, Any]:
         """Pause with the proposed verdict; apply the reviewer's approval or overruling."""
         context = runtime.context
-        if not review_wanted(context):
-            return {}
-        allowed = choices(context)
-        proposed = state.get("verdict")
-        request: dict[str, Any] = {
-            "kind": "review",
-            "proposed": proposed,
-            "justification": state.get("justification") or "",
-            "stop_reason": state.get("stop_reason"),
-            "rounds": state.get("rounds"),
-            "choices": list(allowed) if allowed is not None else None,
-        }
+        # A thread paused here waits for a decision whatever a later request's settings say
+        # (a resume may come without ``review``, or with no settings at all): the request it
+        # stored when it paused, choices included, is what the decision is checked against.
+        request = await paused_request(runtime)
+        if request is None:
+            if not review_wanted(context):
+                return {}
+            request = review_request(state, choices(context))
+        request.pop("refused", None)
+        allowed = tuple(request["choices"]) if request.get("choices") is not None else None
+        proposed = request.get("proposed")
         while True:
             # A decision that does not fit pauses again with the same request (and why): the
             # refused answer is never applied, and the thread waits for a good one.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from typing import Any
@@ -12,10 +13,7 @@ from langgraph.types import Command
 from factdebate.api import METHOD_KEY, build_context, stream_events
 from factdebate.graphs.registry import METHODS, load_method, resolve
 from factdebate.nodes.review import ReviewError, check_decision, pending_review
-from factdebate.runs.checkpoints import claim_checkpoint, open_checkpointer, release_checkpoint
-
-DECIDE = "review-decision"
-"""The purpose under which a paused checkpoint is claimed by the one caller that decides it."""
+from factdebate.runs.checkpoints import ThreadBusyError, open_checkpointer, thread_lease
 
 
 async def stored_method(saver: Any, thread: str) -> str | None:
@@ -77,17 +75,31 @@ async def astream_resume(
 ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     """Apply a review decision to a thread awaiting review; yield updates, then the result.
 
-    Exactly one caller decides a paused thread: the decision claims the paused checkpoint
-    in the checkpoint database (a compare-and-set every process sees), and a caller that
-    finds it claimed is refused with "already decided".
+    Exactly one caller decides a paused thread. The decision holds the thread's run lease
+    (``thread_lease``: a lock the checkpoint database or the OS gives back when its holder
+    ends, however it ends) while it reads the thread and applies the decision, so a caller
+    that finds the lease held is refused with "already decided", and one that comes after a
+    decided thread finds it no longer waiting. A resume that fails, or whose process dies,
+    before its decision reached the thread leaves the thread waiting, free to decide later.
 
     Raises:
         ValueError: an unknown thread, a thread not awaiting review, one another caller
-            already decided, or a decision that does not fit (a verdict outside the method's
-            labels, both or neither of approve and verdict). Nothing is changed in those cases.
+            already decided (or is deciding), or a decision that does not fit (a verdict
+            outside the method's labels, both or neither of approve and verdict). Nothing is
+            changed in those cases.
     """
-    async with open_checkpointer(checkpoint, existing=True) as saver:
+    async with (
+        open_checkpointer(checkpoint, existing=True) as saver,
+        contextlib.AsyncExitStack() as held,
+    ):
         name = await thread_method(saver, thread, method)
+        try:
+            await held.enter_async_context(thread_lease(saver, checkpoint, thread))
+        except ThreadBusyError:
+            raise ReviewError(
+                f"thread {thread!r} is not awaiting review: it is already decided (another "
+                "reviewer is deciding it at this moment; nothing changed)"
+            ) from None
         graph, _ = load_method(name)
         context = build_context(name, **{**settings, "review": True})
         durable = graph.builder.compile(checkpointer=saver, name=name)
@@ -109,23 +121,10 @@ async def astream_resume(
             {"approve": True, "note": note} if approve else {"verdict": verdict, "note": note},
             tuple(request["choices"]) if request.get("choices") is not None else None,
         )
-        paused_at = str(snapshot.config["configurable"]["checkpoint_id"])
-        if not await claim_checkpoint(saver, thread, paused_at, DECIDE):
-            raise ReviewError(
-                f"thread {thread!r} is not awaiting review: it is already decided (by another "
-                "reviewer at this moment; nothing changed)"
-            )
-        applied = False
-        try:
-            async for event in stream_events(
-                durable, Command(resume=decision), context, config=config, durability="sync"
-            ):
-                applied = True
-                yield event
-        except BaseException:
-            if not applied:  # nothing reached the thread: another decision may still be made
-                await release_checkpoint(saver, thread, paused_at, DECIDE)
-            raise
+        async for event in stream_events(
+            durable, Command(resume=decision), context, config=config, durability="sync"
+        ):
+            yield event
 
 
 async def aresume(

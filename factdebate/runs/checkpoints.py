@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -13,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from factdebate.tools.core.errors import FactDebateError
-from factdebate.tools.core.secrets import redact
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 POSTGRES_PREFIXES = ("postgresql://", "postgres://")
@@ -44,8 +44,8 @@ def is_postgres(spec: str) -> bool:
 
 
 def shown(spec: str) -> str:
-    """``spec`` with its credentials redacted (for messages and logs): the one redaction."""
-    return redact(spec)
+    """``spec`` with any password in it replaced by ``***`` (for messages and logs)."""
+    return re.sub(r"(://[^/@:]*:)[^@/]*@", r"\1***@", spec)
 
 
 def checkpoint_path(spec: str) -> Path:
@@ -231,67 +231,6 @@ def _one_line(exc: BaseException) -> str:
     return text[:300]
 
 
-_CLAIMS_TABLE = "factdebate_claims"
-"""One row per (thread, checkpoint, purpose) some caller took: the compare-and-set of decisions."""
-
-
-async def claim_checkpoint(saver: Any, thread: str, checkpoint_id: str, purpose: str) -> bool:
-    """Take checkpoint ``checkpoint_id`` of ``thread`` for ``purpose``; False if someone has.
-
-    The claim is one row inserted into the checkpoint database itself (SQLite or
-    PostgreSQL), so callers in other processes or on other machines see it too: of any
-    number of concurrent callers exactly one gets True.
-    """
-    key = (thread, checkpoint_id, purpose)
-    if _is_postgres_saver(saver):
-        import psycopg
-
-        create = (
-            f"CREATE TABLE IF NOT EXISTS {_CLAIMS_TABLE} (thread_id TEXT NOT NULL, "
-            "checkpoint_id TEXT NOT NULL, purpose TEXT NOT NULL, "
-            "claimed_at TIMESTAMPTZ NOT NULL DEFAULT now(), "
-            "PRIMARY KEY (thread_id, checkpoint_id, purpose))"
-        )
-        async with saver.lock:
-            # another process may create the table at the same instant
-            with contextlib.suppress(psycopg.errors.UniqueViolation):
-                await saver.conn.execute(create)
-            cursor = await saver.conn.execute(
-                f"INSERT INTO {_CLAIMS_TABLE} (thread_id, checkpoint_id, purpose) "
-                "VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-                key,
-            )
-            return bool(cursor.rowcount == 1)
-    conn = saver.conn
-    async with saver.lock:
-        await conn.execute(
-            f"CREATE TABLE IF NOT EXISTS {_CLAIMS_TABLE} (thread_id TEXT NOT NULL, "
-            "checkpoint_id TEXT NOT NULL, purpose TEXT NOT NULL, claimed_at TEXT NOT NULL "
-            "DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (thread_id, checkpoint_id, purpose))"
-        )
-        cursor = await conn.execute(
-            f"INSERT OR IGNORE INTO {_CLAIMS_TABLE} (thread_id, checkpoint_id, purpose) "
-            "VALUES (?, ?, ?)",
-            key,
-        )
-        taken = cursor.rowcount == 1
-        await conn.commit()
-    return bool(taken)
-
-
-async def release_checkpoint(saver: Any, thread: str, checkpoint_id: str, purpose: str) -> None:
-    """Give back a claim whose work failed before it changed the thread (it may be retried)."""
-    key = (thread, checkpoint_id, purpose)
-    where = "WHERE thread_id = {0} AND checkpoint_id = {0} AND purpose = {0}"
-    if _is_postgres_saver(saver):
-        async with saver.lock:
-            await saver.conn.execute(f"DELETE FROM {_CLAIMS_TABLE} " + where.format("%s"), key)
-        return
-    async with saver.lock:
-        await saver.conn.execute(f"DELETE FROM {_CLAIMS_TABLE} " + where.format("?"), key)
-        await saver.conn.commit()
-
-
 def _is_postgres_saver(saver: Any) -> bool:
     """Whether ``saver`` keeps its checkpoints in PostgreSQL (else SQLite)."""
     return type(saver).__module__.startswith("langgraph.checkpoint.postgres")
@@ -313,9 +252,12 @@ def _lease_key(thread: str) -> int:
 async def thread_lease(saver: Any, spec: str, thread: str) -> AsyncIterator[None]:
     """Hold the run lease of ``thread`` for the block: one runner of a stored thread at a time.
 
-    PostgreSQL: a session advisory lock on the saver's connection; SQLite: an exclusive
-    ``flock`` on a lock file beside the database. Both end with the process, so a killed
-    runner never leaves the thread locked.
+    Runs of a stored thread and review decisions on it (``factdebate.review.resume``) both
+    hold it. PostgreSQL: a session advisory lock on the saver's connection; SQLite: an
+    exclusive ``flock`` on a lock file beside the database. The lease lives exactly as long as
+    its holder: it is given back when the block ends (a failure included), and by the
+    database or the OS when the holder's process dies, so a killed runner or reviewer never
+    leaves the thread locked or undecidable.
 
     Raises:
         ThreadBusyError: another runner holds the lease (nothing was run).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,10 +69,10 @@ def _decided_once(outcomes: list[Any]) -> dict[str, Any]:
     return wins[0]
 
 
-async def _history_decisions(db: str) -> list[Any]:
+async def _history_decisions(db: str, thread: str = "race") -> list[Any]:
     async with open_checkpointer(db) as saver:
         seen = []
-        async for item in saver.alist({"configurable": {"thread_id": "race"}}):
+        async for item in saver.alist({"configurable": {"thread_id": thread}}):
             review = (item.checkpoint.get("channel_values") or {}).get("review")
             if review and review not in seen:
                 seen.append(review)
@@ -125,75 +125,259 @@ async def test_a_resume_that_fails_before_it_applies_can_be_made_again(
     assert done["review"]["status"] == "approved"
 
 
-@contextlib.asynccontextmanager
-async def _paused_on_a_live_server(
-    tmp_path: Path,
-) -> AsyncIterator[tuple[Any, str, dict[str, Any]]]:
-    """A langgraph dev server on tests/server_graph.py and a thread there paused for review."""
-    from langgraph_sdk import get_client
+STUCK_AFTER_CLAIMING = """
+import asyncio, sys
+import factdebate.review.resume as resume
 
+async def stuck(*args, **kwargs):
+    print("claimed", flush=True)  # the claim is held: nothing has reached the thread yet
+    await asyncio.sleep(3600)
+    yield
+
+resume.stream_events = stuck
+asyncio.run(resume.aresume(sys.argv[1], checkpoint=sys.argv[2], approve=True))
+"""
+
+
+async def _decided_after_a_killed_claimant(db: str, name: str) -> None:
+    """A resume SIGKILLed while it holds the claim; a later decision decides, once."""
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import REPO
+
+    await averify(CLAIM, "mad", model=name, review=True, thread="k", checkpoint=db)
+    child = subprocess.Popen(
+        [sys.executable, "-c", STUCK_AFTER_CLAIMING, "k", db],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = await asyncio.wait_for(asyncio.to_thread(child.stdout.readline), 120)  # type: ignore[union-attr]
+        assert line.strip() == "claimed", child.stderr.read() if child.stderr else ""
+        with pytest.raises(ReviewError, match="another reviewer is deciding it"):
+            await aresume("k", checkpoint=db, approve=True)  # the live claim holds
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+        for pipe in (child.stdout, child.stderr):
+            if pipe:
+                pipe.close()
+    deadline = time.monotonic() + 10  # PostgreSQL ends the dead session when it sees it gone
+    while True:
+        try:
+            done = await aresume("k", checkpoint=db, verdict="refutes", note="after the crash")
+            break
+        except ReviewError as exc:
+            if "deciding it" not in str(exc) or time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.2)
+    assert done["verdict"] == "REFUTES" and done["review"]["status"] == "overruled"
+    with pytest.raises(ReviewError, match=r"already decided \(overruled\)"):
+        await aresume("k", checkpoint=db, approve=True)
+    assert [r["status"] for r in await _history_decisions(db, "k")] == ["overruled"]
+
+
+async def test_a_resume_killed_after_claiming_on_sqlite_leaves_the_thread_decidable(
+    scripted, fake_tools, tmp_path
+):
+    name, _ = scripted(mad_rules(JUDGE_STOP))
+    await _decided_after_a_killed_claimant(f"sqlite:{tmp_path / 'c.db'}", name)
+
+
+@pytest.mark.service
+async def test_a_resume_killed_after_claiming_on_postgres_leaves_the_thread_decidable(
+    scripted, fake_tools, pg
+):
+    name, _ = scripted(mad_rules(JUDGE_STOP))
+    await _decided_after_a_killed_claimant(pg.create_database("killed_claim"), name)
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One langgraph dev server on tests/server_graph.py for this module's live tests."""
     from tests.conftest import REPO
     from tests.langgraph_server import LanggraphDev
 
     graph = str(REPO / "tests" / "server_graph.py") + ":graph"
-    dev = LanggraphDev(tmp_path / "srv", {"tool-mad": graph})
+    dev = LanggraphDev(tmp_path_factory.mktemp("srv"), {"tool-mad": graph})
     dev.start()
     try:
-        client = get_client(url=dev.url)
-        context = {"model": "scripted-server", "review": True}
-        thread = (await client.threads.create())["thread_id"]
-        claim = {"claim": "The Eiffel Tower is located in Paris."}
-        await client.runs.wait(thread, "tool-mad", input=claim, context=context)
-        yield client, thread, context
+        yield dev.url
     finally:
         dev.stop()
 
 
-@pytest.mark.slow
-async def test_a_live_server_refuses_a_bad_resume_and_the_thread_stays_resumable(tmp_path: Path):
-    async with _paused_on_a_live_server(tmp_path) as (client, thread, context):
-        before = await client.threads.get_state(thread)
-        assert before["next"] == ["human_review"]
-        for bad in ({"verdict": "NOPE"}, {"approve": True, "verdict": "REFUTES"}, "yes"):
-            with pytest.raises(httpx.HTTPStatusError) as caught:
-                await client.runs.wait(thread, "tool-mad", command={"resume": bad}, context=context)
-            assert caught.value.response.status_code == 422
-            assert caught.value.response.json()["detail"]
-        after = await client.threads.get_state(thread)
-        assert after["checkpoint"] == before["checkpoint"] and after["next"] == before["next"]
-        done = await client.runs.wait(
-            thread, "tool-mad", command={"resume": {"approve": True}}, context=context
-        )
-        assert done["verdict"] == "SUPPORTS" and done["review"]["status"] == "approved"
+SERVER_CONTEXT = {"model": "scripted-server", "review": True}
 
 
-@pytest.mark.slow
-async def test_three_concurrent_resumes_on_a_live_server_decide_once(tmp_path: Path):
-    async with _paused_on_a_live_server(tmp_path) as (client, thread, context):
-        outcomes = await asyncio.gather(
-            *(
-                client.runs.wait(
-                    thread, "tool-mad", command={"resume": {"verdict": v}}, context=context
-                )
-                for v in VERDICTS
-            ),
-            return_exceptions=True,
-        )
-        wins = [o for o in outcomes if isinstance(o, dict) and o.get("review")]
-        refused = [o for o in outcomes if isinstance(o, httpx.HTTPStatusError)]
-        assert len(wins) == 1 and len(refused) == 2, outcomes
-        for error in refused:
-            assert error.response.status_code == 409
-            assert "already decided" in error.response.json()["detail"]
-        history = await client.threads.get_history(thread, limit=50)
-        decisions = {json_key(h["values"].get("review")) for h in history}
-        assert len(decisions - {"null"}) == 1
-        again = client.runs.wait(
-            thread, "tool-mad", command={"resume": {"approve": True}}, context=context
-        )
+async def _paused_on(url: str) -> tuple[Any, str]:
+    """A client of the live server, and a new thread there paused for review."""
+    from langgraph_sdk import get_client
+
+    client = get_client(url=url)
+    thread = (await client.threads.create())["thread_id"]
+    claim = {"claim": "The Eiffel Tower is located in Paris."}
+    await client.runs.wait(thread, "tool-mad", input=claim, context=SERVER_CONTEXT)
+    return client, thread
+
+
+@pytest.mark.service
+async def test_a_live_server_refuses_a_bad_resume_and_the_thread_stays_resumable(live: str):
+    client, thread = await _paused_on(live)
+    context = SERVER_CONTEXT
+    before = await client.threads.get_state(thread)
+    assert before["next"] == ["human_review"]
+    for bad in ({"verdict": "NOPE"}, {"approve": True, "verdict": "REFUTES"}, "yes"):
         with pytest.raises(httpx.HTTPStatusError) as caught:
-            await again
-        assert caught.value.response.status_code == 409
+            await client.runs.wait(thread, "tool-mad", command={"resume": bad}, context=context)
+        assert caught.value.response.status_code == 422
+        assert caught.value.response.json()["detail"]
+    after = await client.threads.get_state(thread)
+    assert after["checkpoint"] == before["checkpoint"] and after["next"] == before["next"]
+    done = await client.runs.wait(
+        thread, "tool-mad", command={"resume": {"approve": True}}, context=context
+    )
+    assert done["verdict"] == "SUPPORTS" and done["review"]["status"] == "approved"
+
+
+@pytest.mark.service
+async def test_three_concurrent_resumes_on_a_live_server_decide_once(live: str):
+    client, thread = await _paused_on(live)
+    context = SERVER_CONTEXT
+    outcomes = await asyncio.gather(
+        *(
+            client.runs.wait(
+                thread, "tool-mad", command={"resume": {"verdict": v}}, context=context
+            )
+            for v in VERDICTS
+        ),
+        return_exceptions=True,
+    )
+    wins = [o for o in outcomes if isinstance(o, dict) and o.get("review")]
+    refused = [o for o in outcomes if isinstance(o, httpx.HTTPStatusError)]
+    assert len(wins) == 1 and len(refused) == 2, outcomes
+    for error in refused:
+        assert error.response.status_code == 409
+        assert "already decided" in error.response.json()["detail"]
+    history = await client.threads.get_history(thread, limit=50)
+    decisions = {json_key(h["values"].get("review")) for h in history}
+    assert len(decisions - {"null"}) == 1
+    again = client.runs.wait(
+        thread, "tool-mad", command={"resume": {"approve": True}}, context=context
+    )
+    with pytest.raises(httpx.HTTPStatusError) as caught:
+        await again
+    assert caught.value.response.status_code == 409
+
+
+async def _settled(url: str, thread: str) -> dict[str, Any]:
+    """The thread's state once no run of it is in flight."""
+    import time
+
+    deadline = time.monotonic() + 60
+    async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+        while (await http.get(f"/threads/{thread}")).json()["status"] == "busy":
+            assert time.monotonic() < deadline, "the resumed run did not finish"
+            await asyncio.sleep(0.2)
+        state: dict[str, Any] = (await http.get(f"/threads/{thread}/state")).json()
+        return state
+
+
+async def _decisions_on_record(client: Any, thread: str) -> list[Any]:
+    history = await client.threads.get_history(thread, limit=50)
+    recorded = {json_key(h["values"].get("review")) for h in history} - {"null"}
+    return sorted(recorded)
+
+
+@pytest.mark.service
+async def test_a_resume_without_settings_on_runs_wait_is_checked_recorded_and_once(live: str):
+    """The resume comes without ``review`` (no context at all): the thread's review still holds."""
+    client, thread = await _paused_on(live)
+    async with httpx.AsyncClient(base_url=live, timeout=60) as http:
+        go_on = await http.post(f"/threads/{thread}/runs/wait", json={"assistant_id": "tool-mad"})
+        assert go_on.status_code == 422 and "awaiting review" in go_on.json()["detail"]
+        bad = await http.post(
+            f"/threads/{thread}/runs/wait",
+            json={"assistant_id": "tool-mad", "command": {"resume": {"verdict": "NOPE"}}},
+        )
+        assert bad.status_code == 422 and "unknown verdict" in bad.json()["detail"]
+    done = await client.runs.wait(
+        thread, "tool-mad", command={"resume": {"verdict": "REFUTES", "note": "a replica"}}
+    )
+    assert done["verdict"] == "REFUTES"
+    assert done["review"]["status"] == "overruled" and done["review"]["note"] == "a replica"
+    with pytest.raises(httpx.HTTPStatusError) as caught:
+        await client.runs.wait(thread, "tool-mad", command={"resume": {"approve": True}})
+    assert caught.value.response.status_code == 409
+    assert "already decided" in caught.value.response.json()["detail"]
+    assert len(await _decisions_on_record(client, thread)) == 1
+    assert (await client.threads.get_state(thread))["values"]["verdict"] == "REFUTES"
+
+
+def _run_start(http: httpx.AsyncClient, thread: str, decision: Any, ident: int = 1) -> Any:
+    """Send a protocol v2 ``run.start`` to a paused thread: its input is the resume value."""
+    params = {"assistant_id": "tool-mad", "input": decision}
+    command = {"id": ident, "method": "run.start", "params": params}
+    return http.post(f"/threads/{thread}/commands", json=command)
+
+
+@pytest.mark.service
+async def test_three_resumes_at_once_through_v2_commands_decide_once(live: str):
+    client, thread = await _paused_on(live)
+    async with httpx.AsyncClient(base_url=live, timeout=60) as http:
+        bad = await _run_start(http, thread, {"verdict": "NOPE"})
+        assert bad.status_code == 422 and "unknown verdict" in bad.json()["detail"]
+        answers = await asyncio.gather(
+            *(
+                _run_start(http, thread, {"verdict": v, "note": v}, i)
+                for i, v in enumerate(VERDICTS)
+            )
+        )
+        started = [(v, a) for v, a in zip(VERDICTS, answers, strict=True) if a.status_code == 200]
+        refused = [a for a in answers if a.status_code != 200]
+        assert len(started) == 1 and started[0][1].json()["type"] == "success", answers
+        assert [a.status_code for a in refused] == [409, 409]
+        assert all("already decided" in a.json()["detail"] for a in refused)
+        state = await _settled(live, thread)
+        winner = started[0][0]
+        assert state["values"]["verdict"] == winner and not state["next"]
+        assert state["values"]["review"]["status"] == "overruled"
+        assert state["values"]["review"]["note"] == winner
+        late = await _run_start(http, thread, {"approve": True})
+        assert late.status_code == 409 and "already decided" in late.json()["detail"]
+        respond = await http.post(
+            f"/threads/{thread}/commands",
+            json={
+                "id": 9,
+                "method": "input.respond",
+                "params": {"interrupt_id": "any", "response": {"approve": True}},
+            },
+        )
+        assert respond.status_code == 409
+    assert len(await _decisions_on_record(client, thread)) == 1
+
+
+@pytest.mark.service
+async def test_input_respond_through_v2_commands_is_a_checked_decision(live: str):
+    client, thread = await _paused_on(live)
+    state = await client.threads.get_state(thread)
+    (interrupt,) = [i for task in state["tasks"] for i in task["interrupts"]]
+    command = {"id": 1, "method": "input.respond", "params": {"interrupt_id": interrupt["id"]}}
+    async with httpx.AsyncClient(base_url=live, timeout=60) as http:
+        command["params"]["response"] = {"approve": True, "verdict": "REFUTES"}
+        bad = await http.post(f"/threads/{thread}/commands", json=command)
+        assert bad.status_code == 422 and "exactly one" in bad.json()["detail"]
+        command["params"]["response"] = {"approve": True, "note": "checked"}
+        good = await http.post(f"/threads/{thread}/commands", json=command)
+        assert good.status_code == 200 and good.json()["type"] == "success", good.text
+    done = await _settled(live, thread)
+    assert done["values"]["review"]["status"] == "approved"
+    assert done["values"]["review"]["note"] == "checked"
+    assert len(await _decisions_on_record(client, thread)) == 1
 
 
 def json_key(value: Any) -> str:
