@@ -68,9 +68,8 @@ class MethodSpec:
 
     @property
     def server_path(self) -> str:
-        """The graph as ``langgraph.json`` names it: ``./graphs/FILE.py:ATTRIBUTE``."""
-        module, _, attr = self.graph.partition(":")
-        return f"./graphs/{module}.py:{attr}"
+        """The served graph as ``langgraph.json`` names it: ``./graphs/served.py:ATTRIBUTE``."""
+        return f"./graphs/served.py:{self.name.replace('-', '_')}"
 
     def load_graph(self) -> Any:
         """The compiled graph (imports LangGraph and the method's nodes)."""
@@ -315,6 +314,19 @@ def load_method(method: str | MethodSpec) -> tuple[Any, Any]:
     """``(compiled graph, its settings class)`` of a method (imports its graph)."""
     graph = resolve(method).load_graph()
     return graph, graph.builder.context_schema
+
+
+@cache
+def served_graph(name: str) -> Any:
+    """``name``'s compiled graph as a server serves it: its settings built by ``served``.
+
+    LangGraph builds a run's settings from the run's context before any node runs, whatever
+    route started the run, so every served run passes the operator policy there.
+    """
+    from factdebate.nodes.policy import served
+
+    graph = resolve(name).load_graph()
+    return graph.copy(update={"context_schema": served(graph.context_schema)})
 
 
 def langgraph_graphs() -> dict[str, str]:

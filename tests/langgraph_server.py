@@ -40,15 +40,21 @@ def langgraph_cli() -> Path:
 class LanggraphDev:
     """`langgraph dev` serving ``graphs`` (name -> "path.py:attr") from ``folder``."""
 
-    def __init__(self, folder: Path, graphs: dict[str, str], env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        folder: Path,
+        graphs: dict[str, str],
+        env: dict[str, str] | None = None,
+        *,
+        middleware: bool = True,
+    ):
+        """``middleware=False`` serves without the project's ``http.app`` (its graphs only)."""
         self.cli = langgraph_cli()
         self.folder = folder
         self.folder.mkdir(parents=True, exist_ok=True)
-        config = {
-            "dependencies": [str(REPO)],
-            "graphs": graphs,
-            "http": {"app": str(REPO / "factdebate" / "server" / "app.py") + ":app"},
-        }
+        config: dict[str, object] = {"dependencies": [str(REPO)], "graphs": graphs}
+        if middleware:
+            config["http"] = {"app": str(REPO / "factdebate" / "server" / "app.py") + ":app"}
         (folder / "langgraph.json").write_text(json.dumps(config))
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"

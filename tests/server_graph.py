@@ -1,8 +1,8 @@
-"""Tool-MAD graph for the LangGraph server test: a scripted model and fixed documents."""
+"""Tool-MAD as the LangGraph server serves it, for tests: a scripted model and fixed documents."""
 
 from __future__ import annotations
 
-from factdebate.graphs.tool_mad import graph
+from factdebate.graphs.registry import served_graph
 from factdebate.tools.core.records import Evidence
 from factdebate.tools.dispatch import override_tool
 from factdebate.tools.models.providers import register_model
@@ -33,5 +33,7 @@ for tool in ("rag", "search"):
             )
         ],
     )
+
+graph = served_graph("tool-mad")  # as langgraph.json serves it: settings policy-checked
 
 __all__ = ["graph"]

@@ -149,9 +149,9 @@ def is_generation_of(milvus_name: str, collection: str) -> bool:
     return bool(sep) and prefix == collection and bool(_GENERATION.fullmatch(tag))
 
 
-def manifest_path(collection: str) -> Path:
-    """Where the manifest of ``collection`` lives."""
-    return data_home() / "manifests" / f"{check_name(collection)}.json"
+def manifest_path(collection: str, home: Path | None = None) -> Path:
+    """Where the manifest of ``collection`` lives (under ``home``, else the data home, created)."""
+    return (home or data_home()) / "manifests" / f"{check_name(collection)}.json"
 
 
 def bm25_dir(collection: str, generation: str) -> Path:
