@@ -21,6 +21,7 @@ from factdebate.cli import (  # noqa: E402
     answers,
     bench,
     calibrate,
+    datasets,
     evidence,
     index,
     methods,
@@ -38,7 +39,18 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Verify facts by multi-agent LLM debate over evidence.",
 )
-for _module in (verify, index, bench, calibrate, answers, training, methods, review, evidence):
+for _module in (
+    verify,
+    index,
+    bench,
+    calibrate,
+    answers,
+    training,
+    methods,
+    review,
+    datasets,
+    evidence,
+):
     _module.register(app)
 tidy_help(app)  # whole paragraphs in help screens, flags shown without a type
 

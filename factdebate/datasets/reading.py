@@ -26,10 +26,13 @@ def data_folder(path: str | Path | None, name: str) -> Path:
     return Path(path) if path is not None else datasets_root() / name
 
 
+GET_HINT = "`factdebate datasets` says how to get each dataset"
+
+
 def read_bytes(path: Path) -> bytes:
     """Read a dataset file (at most ``MAX_DATASET_BYTES``); missing or empty: DatasetError."""
     if not path.is_file():
-        raise DatasetError(f"dataset file not found: {path}")
+        raise DatasetError(f"dataset file not found: {path} ({GET_HINT})")
     if path.stat().st_size > MAX_DATASET_BYTES:
         raise DatasetError(f"{path}: larger than {MAX_DATASET_BYTES} bytes")
     data = path.read_bytes()
@@ -155,7 +158,7 @@ def locate(path: str | Path | None, name: str, candidates: Iterable[str]) -> Pat
     for candidate in names:
         if (folder / candidate).is_file():
             return folder / candidate
-    raise DatasetError(f"{name}: none of {', '.join(names)} found in {folder}")
+    raise DatasetError(f"{name}: none of {', '.join(names)} found in {folder} ({GET_HINT})")
 
 
 def find_file(path: str | Path | None, name: str, word: str) -> Path:
@@ -172,7 +175,8 @@ def find_file(path: str | Path | None, name: str, word: str) -> Path:
     )
     if not found:
         raise DatasetError(
-            f"{name}: no .jsonl/.json/.parquet file with {word!r} in its path under {folder}"
+            f"{name}: no .jsonl/.json/.parquet file with {word!r} in its path under {folder} "
+            f"({GET_HINT})"
         )
     return found[0]
 

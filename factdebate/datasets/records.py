@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from factdebate.tools.core.errors import FactDebateError
+from factdebate.tools.core.home import home_dir
 from factdebate.tools.core.records import Evidence
 
 T = TypeVar("T")
@@ -186,9 +187,27 @@ class PromptItem:
 
 
 def datasets_root() -> Path:
-    """Return the shared data folder (``$FACTDEBATE_DATASETS`` or ``<repo>/../shared/datasets``)."""
-    default = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
-    return Path(os.environ.get("FACTDEBATE_DATASETS", default))
+    """Return the folder datasets are read from by default.
+
+    ``$FACTDEBATE_DATASETS`` when set; else ``datasets/`` in the factdebate home, where
+    ``factdebate datasets get`` puts them; else, when the home has none yet and a checkout has
+    a ``shared/datasets`` folder beside it, that folder.
+    """
+    home = download_root()
+    if os.environ.get("FACTDEBATE_DATASETS"):
+        return home
+    beside = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+    return beside if not home.is_dir() and beside.is_dir() else home
+
+
+def download_root() -> Path:
+    """Return where ``factdebate datasets get`` writes.
+
+    ``$FACTDEBATE_DATASETS`` when set, else ``datasets/`` in the factdebate home; never the
+    folder beside a checkout, which is read only.
+    """
+    explicit = os.environ.get("FACTDEBATE_DATASETS")
+    return Path(explicit) if explicit else home_dir() / "datasets"
 
 
 def sample(items: Sequence[T], limit: int | None, seed: int) -> list[T]:
