@@ -1,7 +1,9 @@
-"""What produced a run: the resolved model of every role, encoders, search, version, commit."""
+"""What produced a run: every setting, each role's model (a local GGUF by SHA-256), version."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import subprocess
 from dataclasses import fields
 from functools import cache
@@ -9,6 +11,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from factdebate.tools.core.files import write_atomic
+from factdebate.tools.core.home import data_home
 from factdebate.tools.core.secrets import redact
 
 PACKAGE = "factdebate"
@@ -39,9 +43,69 @@ def run_provenance(context: Any) -> dict[str, Any]:
     }
     if "relevance_encoder" in names:  # Tool-MAD's answer-relevance encoder
         found["relevance_encoder"] = redact(str(context.relevance_encoder) or "all-MiniLM-L6-v2")
+    if any(m == "local" for m in models.values()):
+        found["local_model"] = local_model_identity()
+    found["settings"] = effective_settings(context)
     found["version"] = package_version()
     found["commit"] = git_commit()
     return found
+
+
+def _plain(value: Any) -> Any:
+    """A setting's value as JSON holds it (secrets in strings redacted)."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return redact(str(value))
+
+
+def effective_settings(context: Any) -> dict[str, Any]:
+    """Every setting the run used, by name: defaults included, not only what was overridden."""
+    return {f.name: _plain(getattr(context, f.name)) for f in fields(context)}
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a large file, computed once.
+
+    Kept under the data home by path, size and modification time, so a later run reads it
+    back instead of hashing again.
+    """
+    stat = path.stat()
+    key = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+    store = data_home() / "weights" / "sha256.json"
+    try:
+        known = json.loads(store.read_text(encoding="utf-8")) if store.is_file() else {}
+    except (OSError, ValueError):
+        known = {}
+    if not isinstance(known, dict):
+        known = {}
+    if isinstance(known.get(key), str):
+        return str(known[key])
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    known[key] = digest.hexdigest()
+    try:
+        store.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(store, json.dumps(known, indent=1, sort_keys=True))
+    except OSError:  # a read-only home: the digest is still recorded in run.json
+        pass
+    return str(known[key])
+
+
+def local_model_identity() -> dict[str, Any] | None:
+    """The embedded model's GGUF file: its name and SHA-256 (None when it cannot be found)."""
+    from factdebate.tools.models.local_llm import embedded_weights
+
+    try:
+        path = embedded_weights()
+        return {"file": path.name, "sha256": file_sha256(path)}
+    except Exception:  # no weights installed: the run itself reports that
+        return None
 
 
 def _encoder(context: Any) -> str | None:
@@ -117,6 +181,8 @@ def provenance_rows(provenance: dict[str, Any] | None) -> list[tuple[str, str]]:
     else:
         shown = [("model", base), *((f"{role} model", str(v)) for role, v in roles.items())]
     shown += [(k.replace("_", " "), ", ".join(v)) for k, v in models.items() if isinstance(v, list)]
+    if isinstance(local := provenance.get("local_model"), dict):
+        shown.append(("local model file", f"{local.get('file')} sha256 {local.get('sha256')}"))
     for key in ("encoder", "relevance_encoder", "search_backend", "version", "commit"):
         if key in provenance:
             value = provenance[key]
