@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -223,3 +224,132 @@ def test_score_answer_given_a_folder_gives_a_one_line_error(tmp_path: Path, scri
     )
     one_line_exit(result.exit_code, result.output, "is a folder; the answer file must be a file")
     assert model.prompts == []
+
+
+# ------------------------------------------- input as given or refused, in one line each
+
+
+def test_a_claim_argument_with_an_invalid_byte_is_refused_like_stdin(tmp_path: Path):
+    """``caf\\xe9 au lait`` as argv bytes: refused, never run as "caf au lait"."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "factdebate.cli", "verify", b"caf\xe9 au lait", "--method", "cot"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=REPO,
+        env={**os.environ, "FACTDEBATE_HOME": str(tmp_path / "home")},
+    )
+    output = done.stderr + done.stdout
+    one_line_exit(done.returncode, output, "the claim is not valid UTF-8 text (byte 0xe9 at")
+    assert "caf au lait" not in output
+
+
+def test_a_lone_surrogate_in_a_claim_is_refused_by_the_api():
+    from factdebate.nodes.claims import InputError, clean_claim
+
+    for text in ("caf\udce9 au lait", "half an emoji \ud83d here"):
+        with pytest.raises(InputError, match="not valid UTF-8 text"):
+            clean_claim(text)
+    assert clean_claim("café au lait") == "café au lait"
+
+
+DEEP = "[" * 200_000 + "]" * 200_000
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("deep.jsonl", DEEP + "\n", "not JSON (nested too deeply to read)"),
+        ("control.jsonl", '{"id": "1", "text": "a\x01b"}\n', "Invalid control character at column"),
+        ("long.jsonl", '{"id": "1", "text": "' + "x" * (17 * 1024**2) + '"}\n', "longer than"),
+    ],
+)
+def test_a_documents_file_of_bad_json_is_one_line(name, text, message, tmp_path, scripted):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    model_name, model = scripted([])
+    args = ["verify", "Jordan was born in 1963.", "--method", "debate-cv", "--model", model_name]
+    result = runner.invoke(app, [*args, "--documents", str(path)])
+    one_line_error(result, message)
+    assert "at at" not in result.output and model.prompts == []
+
+
+def test_a_references_file_nested_too_deeply_is_one_line(tmp_path, scripted, data_home):
+    name, model = scripted([])
+    answer = tmp_path / "answer.txt"
+    answer.write_text("The sky is blue.")
+    references = tmp_path / "refs.json"
+    references.write_text(DEEP)
+    result = runner.invoke(
+        app,
+        ["score-answer", "--answer-file", str(answer), "--references", str(references)]
+        + ["--model", name],
+    )
+    one_line_error(result, "not valid JSON (nested too deeply to read)")
+    assert model.prompts == []
+
+
+def test_json_text_is_read_or_refused_with_its_place():
+    from factdebate.tools.core.json_text import json_problem, parse_json
+
+    assert parse_json('{"a": [1, 2]}') == {"a": [1, 2]}
+    for text, problem in (
+        (DEEP, "nested too deeply to read"),
+        ('{"a": "x\x01"}', "Invalid control character at line 1, column 9"),
+        ('{"a": 1,,}', "Expecting property name enclosed in double quotes at line 1, column 9"),
+    ):
+        with pytest.raises(json.JSONDecodeError) as caught:
+            parse_json(text)
+        assert json_problem(caught.value) == problem
+
+
+@pytest.mark.parametrize("raw", ["²", "٣", "1_0", "+3", "-1", "0x10", "3.0", "9" * 40, "1e3"])
+def test_numeric_environment_variables_refuse_what_is_not_a_plain_number(raw, monkeypatch):
+    from factdebate.tools.core.env import env_float, env_int
+    from factdebate.tools.core.errors import SettingsError
+    from factdebate.tools.core.records import ModelConfigError
+    from factdebate.tools.models.local_llm import THREADS_ENV, llama_threads, prefix_cache_mb
+
+    monkeypatch.setenv("FACTDEBATE_SOME_COUNT", raw)
+    with pytest.raises(
+        SettingsError, match=r"^FACTDEBATE_SOME_COUNT must be a whole number 1\.\.9"
+    ):
+        env_int("FACTDEBATE_SOME_COUNT", 2, 1, 9)
+    monkeypatch.setenv(THREADS_ENV, raw)
+    with pytest.raises(ModelConfigError, match=f"^{THREADS_ENV} must be .* or 'idle', got"):
+        llama_threads()
+    monkeypatch.setenv("FACTDEBATE_LLAMA_CACHE_MB", raw)
+    with pytest.raises(ModelConfigError, match="FACTDEBATE_LLAMA_CACHE_MB"):
+        prefix_cache_mb()
+    if raw != "3.0":
+        with pytest.raises(SettingsError, match="must be a number 0..600"):
+            monkeypatch.setenv("FACTDEBATE_INDEX_WAIT_S", raw)
+            env_float("FACTDEBATE_INDEX_WAIT_S", 10.0, 0.0, 600.0)
+
+
+def test_numeric_environment_variables_parse_plain_numbers(monkeypatch):
+    from factdebate.tools.core.env import env_float, env_int
+
+    for raw, whole, number in ((" 7 ", 7, 7.0), ("", 2, 10.0), ("600", None, 600.0)):
+        monkeypatch.setenv("FACTDEBATE_X", raw)
+        if whole is not None:
+            assert env_int("FACTDEBATE_X", 2, 1, 9) == whole
+        assert env_float("FACTDEBATE_X", 10.0, 0.0, 600.0) == number
+    monkeypatch.setenv("FACTDEBATE_X", ".5")
+    assert env_float("FACTDEBATE_X", 10.0, 0.0, 600.0) == 0.5
+    for bad in ("nan", "inf", "-1", "601"):
+        monkeypatch.setenv("FACTDEBATE_X", bad)
+        with pytest.raises(ValueError, match="FACTDEBATE_X must be a number"):
+            env_float("FACTDEBATE_X", 10.0, 0.0, 600.0)
+
+
+def test_a_bad_number_in_the_environment_stops_the_cli_in_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("FACTDEBATE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("FACTDEBATE_INDEX_WAIT_S", "²")
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"id": "1", "text": "The Sun is a star."}\n')
+    result = runner.invoke(app, ["index", str(corpus), "--collection", "envs"])
+    one_line_error(result, "FACTDEBATE_INDEX_WAIT_S must be a number 0..600, got '²'")

@@ -197,3 +197,60 @@ def test_a_server_that_goes_away_is_named_without_its_password() -> None:
     message = str(_milvus_failed("big", "http://root:Milvus@127.0.0.1:19530", exc))
     assert message.startswith("the Milvus server at http://root:[redacted]@127.0.0.1:19530 ")
     assert "failed while indexing 'big' (MilvusException: " in message and "\n" not in message
+
+
+@pytest.mark.usefixtures("quick_encoder")
+def test_a_ten_megabyte_record_is_left_out_with_its_length(tmp_path: Path, data_home: Path) -> None:
+    """One 10 MB record must not become thousands of passages: it is skipped, the rest indexed."""
+    import time
+
+    corpus = tmp_path / "c.jsonl"
+    huge = {"id": "huge", "title": "Big", "text": "word " * 2_000_000}
+    corpus.write_text(json.dumps(huge) + "\n" + rows(2))
+    started = time.monotonic()
+    result = index(str(corpus), "--collection", "sized")
+    assert time.monotonic() - started < 60
+    assert result.exit_code == 0, result.output
+    out = result.output.replace("\n", "")
+    assert (
+        f"skipped {corpus}:1: text is 9,999,999 characters; the limit is 1,000,000 "
+        "(FACTDEBATE_MAX_DOC_CHARS): split the document into several records"
+    ) in out
+    assert "indexed 2 documents as 2 passages" in out
+
+
+def test_the_document_bound_is_a_setting_and_holds_for_every_format(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from factdebate.tools.retrieval.corpus import CorpusError, load_documents
+
+    monkeypatch.setenv("FACTDEBATE_MAX_DOC_CHARS", "2000")
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    (folder / "short.txt").write_text("A short page.")
+    (folder / "long.md").write_text("x" * 2001)
+    (folder / "huge.txt").write_text("y" * 9000)  # over 4 bytes per character: never read
+    skipped: list[str] = []
+    docs = load_documents(folder, skipped)
+    assert [d["id"] for d in docs] == ["short.txt"]
+    assert any("long.md: text is 2,001 characters; the limit is 2,000" in s for s in skipped)
+    assert any("huge.txt: 9,000 bytes, over the limit of 2,000 characters" in s for s in skipped)
+    monkeypatch.setenv("FACTDEBATE_MAX_DOC_CHARS", "lots")
+    with pytest.raises(ValueError, match="FACTDEBATE_MAX_DOC_CHARS must be a whole number"):
+        load_documents(folder, [])
+    monkeypatch.delenv("FACTDEBATE_MAX_DOC_CHARS")
+    given = tmp_path / "given.jsonl"
+    given.write_text(json.dumps({"id": "1", "text": "z" * 1_000_001}) + "\n")
+    with pytest.raises(CorpusError, match="given.jsonl:1: text is 1,000,001 characters"):
+        load_documents(given)
+
+
+@pytest.mark.usefixtures("quick_encoder")
+def test_a_control_character_is_named_once_with_its_column(tmp_path: Path, data_home: Path) -> None:
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"id": "1", "text": "a\x01b"}\n' + rows(1))
+    result = index(str(corpus), "--collection", "control")
+    assert result.exit_code == 0, result.output
+    out = result.output.replace("\n", "")
+    assert f"skipped {corpus}:1: not JSON (Invalid control character at column 23)" in out
+    assert "at at" not in out

@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from factdebate.tools.core.records import ModelConfigError
-from factdebate.tools.core.secrets import install_secret_filters
+from factdebate.tools.core.secrets import install_secret_filters, redact
 
 ModelSpec = str | BaseChatModel
 
@@ -162,8 +162,9 @@ def _build(
         model_name, at, base_url = (name[:cut], "@", name[cut + 1 :]) if cut >= 0 else ("", "", "")
         if not at or not model_name or not base_url.startswith(("http://", "https://")):
             raise ModelConfigError(
-                f"expected openai-compatible:MODEL@http://host:port/v1, got {spec!r}"
+                f"expected openai-compatible:MODEL@http://host:port/v1, got {redact(spec)!r}"
             )
+        _check_base_url(spec, base_url)
         from langchain_openai import ChatOpenAI
 
         return ChatOpenAI(
@@ -188,6 +189,25 @@ def _build(
         return model
     except Exception as exc:  # provider packages raise many types; report one clear error
         raise ModelConfigError(f"cannot load model {spec!r}: {_one_line(exc)}") from exc
+
+
+def _check_base_url(spec: str, base_url: str) -> None:
+    """Refuse a model URL whose host or port does not parse (its credentials never shown).
+
+    ``#``, ``?`` or ``/`` written unencoded inside a password end the host part early, so the
+    password's start would be read as a port and sent nowhere sensible.
+    """
+    import httpx  # the parser of the OpenAI client that sends the calls
+
+    try:
+        ok = bool(httpx.URL(base_url).host)
+    except (httpx.InvalidURL, ValueError):
+        ok = False
+    if not ok:
+        raise ModelConfigError(
+            f"model {redact(spec)}: its URL's host or port does not parse; write '#', '?' "
+            "and '/' inside a user name or password percent-encoded (%23, %3F, %2F)"
+        )
 
 
 def _one_line(exc: BaseException) -> str:
