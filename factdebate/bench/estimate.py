@@ -11,7 +11,6 @@ Imports nothing of the graphs or the models: it answers in well under a second.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import MISSING, fields
 from pathlib import Path
@@ -19,12 +18,11 @@ from typing import Any
 
 from factdebate.bench.prices import Price, role_models, usd_cost, usd_text
 from factdebate.datasets import DatasetError, dataset, dataset_folder
-from factdebate.tools.core.errors import SettingsError
+from factdebate.tools.core.errors import FactDebateError, SettingsError
 from factdebate.tools.core.files import read_bounded
 
 MEASURED = Path(__file__).resolve().parents[1] / "data" / "measured_costs.json"
 MAX_TABLE_BYTES = 1024**2  # the measured table and an earlier run's metrics.json
-MAX_METRICS_BYTES = 64 * 1024**2
 KEYS = ("llm_calls", "input_tokens", "output_tokens")
 SAME_CALLS = frozenset(
     {
@@ -90,44 +88,35 @@ def measured_means(method: str, path: Path = MEASURED) -> dict[str, Any]:
     }
 
 
-def _count(value: Any) -> float:
-    """A count from metrics.json: a finite number >= 0 (else ValueError)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(value)
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(value)
-    return float(value)
-
-
 def run_means(run_dir: Path) -> dict[str, Any]:
-    """Per-item means by role of an earlier run folder (its metrics.json).
+    """Per-item means by role of an earlier run folder (its metrics.json, read and checked).
 
     Raises:
-        SettingsError: no metrics.json, or one without a valid cost summary (counts that are
-            negative, not finite or not numbers) or without a finished item.
+        SettingsError: no metrics.json, a damaged one (the run reader's refusal: counts that
+            are negative, fractional or not numbers), or no finished item.
     """
-    metrics = _read_json(Path(run_dir) / "metrics.json", MAX_METRICS_BYTES, "run metrics")
+    from factdebate.runs.reader import read_metrics
+
     try:
-        n = int(_count(metrics["n"]))
-        cost = metrics["cost"]
-        per_role = {**cost["per_role"], "total": {k: cost[k] for k in KEYS}}
-        means = {
-            role: {k: _count(usage.get(k, 0)) / max(n, 1) for k in KEYS}
-            for role, usage in per_role.items()
-        }
-        run = metrics.get("run") or {}
-        settings = dict(run.get("context") or {})
-    except (KeyError, TypeError, ValueError, AttributeError):
-        raise SettingsError(f"{run_dir}/metrics.json has no valid cost summary") from None
+        metrics = read_metrics(run_dir)
+    except FactDebateError as exc:
+        raise SettingsError(f"--estimate-from {run_dir}: {exc}") from None
+    n, cost = metrics.n, metrics.cost
     if n < 1:
         raise SettingsError(f"{run_dir} holds no finished item to take means from")
+    per_role = {
+        role: {k: float(getattr(usage, k)) / n for k in KEYS}
+        for role, usage in {**cost.per_role}.items()
+    }
+    per_role["total"] = {k: float(getattr(cost, k)) / n for k in KEYS}
+    run = metrics.run
     return {
-        "source": f"{n} item(s) of {run.get('method')} on {run.get('dataset')} in {run_dir}",
+        "source": f"{n} item(s) of {run.method} on {run.dataset} in {run_dir}",
         "items_measured": n,
-        "method": run.get("method"),
-        "dataset": run.get("dataset"),
-        "settings": settings,
-        "per_role": means,
+        "method": run.method,
+        "dataset": run.dataset,
+        "settings": dict(run.context),
+        "per_role": per_role,
         "by_stop_reason": {},
     }
 
@@ -305,14 +294,15 @@ def _title(est: Mapping[str, Any]) -> str:
 def render_estimate(est: Mapping[str, Any]) -> str:
     """The estimate as Markdown: a table per item and for the run, and where the means came from."""
     models = ", ".join(f"{r} {' / '.join(m) or '(none)'}" for r, m in est["models"].items())
-    whole = est["items"] * est.get("repeats", 1)
+    repeats = est.get("repeats", 1)
+    whole = f"{est['items']} items" + (f" x {repeats} repeats" if repeats > 1 else "")
     lines = [
         _title(est),
         "",
         "| | LLM calls | input tokens | output tokens | USD |",
         "|---|---:|---:|---:|---:|",
         _row("per item", est["per_item"]),
-        _row(f"whole run ({whole} item runs)", est["run"]),
+        _row(f"whole run ({whole})", est["run"]),
         *(_row(f"per item, {r}", u) for r, u in est["by_stop_reason"].items()),
         "",
         f"Means from {est['source']}. Models: {models}.",
@@ -329,11 +319,6 @@ def render_estimate(est: Mapping[str, Any]) -> str:
         )
     lines.append("Nothing was run and no model was called.")
     return "\n".join(lines) + "\n"
-
-
-def _sample_k(means: Mapping[str, Any], method: str) -> int:
-    """The ``k`` a self-consistency run's means were measured at."""
-    return int((means.get("settings") or {}).get("k") or _defaults(method)["k"])
 
 
 def estimate_suite(

@@ -12,7 +12,8 @@ seed, data folder; ``results.jsonl``: each row's ``cost.total``), takes its mean
 
 Items whose run raised (``stop_reason`` ``error``: no cost recorded) are left out of both
 means. The baseline then runs on the same sample; ``match.json`` in its folder records how
-``k`` was chosen.
+``k`` was chosen. The run readers load on first use, so the module is light to import
+(``bench --estimate`` picks a suite's ``k`` with ``pick_k``).
 """
 
 from __future__ import annotations
@@ -24,13 +25,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from factdebate.bench.items import data_identity, load_items
-from factdebate.bench.rows import load_run, repeat_folders
-from factdebate.bench.scoring import FAILED, RESULTS, llm_calls, tokens
 from factdebate.datasets import CATALOG, DatasetError
 from factdebate.graphs.registry import METHODS, resolve
 from factdebate.nodes.self_consistency.context import MAX_K
-from factdebate.runs.folder import read_rows, read_run
-from factdebate.tools.core.errors import SettingsError
+from factdebate.runs.reader import RESULTS_FILE as RESULTS
+from factdebate.runs.reader import read_run_info
+from factdebate.tools.core.errors import FactDebateError, SettingsError
 from factdebate.tools.core.files import write_atomic
 
 MatchOn = Literal["calls", "tokens"]
@@ -76,41 +76,18 @@ def pick_k(target: float, per_sample: float, max_k: int = MAX_K) -> int:
     return k
 
 
-COUNTS = ("llm_calls", "input_tokens", "output_tokens")
-
-
-def row_counts(row: dict[str, Any]) -> tuple[int, int]:
-    """A row's total LLM calls and tokens, each checked to be a count (a whole number >= 0).
-
-    Raises:
-        SettingsError: a count that is negative, fractional, not finite or not a number
-            (naming the row): a mean over it would pick a wrong ``k``.
-    """
-    total = (row.get("cost") or {}).get("total") or {}
-    if not isinstance(total, dict):
-        raise SettingsError(f"{RESULTS} row {row.get('id')!r}: cost.total is not a record")
-    for key in COUNTS:
-        value = total.get(key, 0)
-        whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-        if isinstance(value, bool) or not whole or value < 0:
-            raise SettingsError(
-                f"{RESULTS} row {row.get('id')!r}: cost.total.{key} is {value!r}, not a count "
-                "(a whole number >= 0)"
-            )
-    return llm_calls(row), tokens(row)
-
-
 def mean_cost(rows: list[dict[str, Any]]) -> tuple[int, float, float]:
     """``(items counted, mean calls, mean tokens)`` per item, failed items left out.
 
-    Raises:
-        SettingsError: a counted row whose calls or tokens are not counts (``row_counts``).
+    The rows are the run reader's (``load_run``): their counts are checked whole numbers >= 0.
     """
-    kept = [row_counts(r) for r in rows if r.get("stop_reason") != FAILED]
+    from factdebate.bench.scoring import FAILED, llm_calls, tokens
+
+    kept = [r for r in rows if r.get("stop_reason") != FAILED]
     if not kept:
         return 0, 0.0, 0.0
     n = len(kept)
-    return n, sum(c for c, _ in kept) / n, sum(t for _, t in kept) / n
+    return n, sum(llm_calls(r) for r in kept) / n, sum(tokens(r) for r in kept) / n
 
 
 def _data_root(dataset: str, folder: str) -> Path:
@@ -129,37 +106,33 @@ def read_target(run_dir: Path) -> MatchTarget:
     repeat's own ``run.json`` records.
 
     Raises:
-        SettingsError: no run there, no data folder recorded, or no item with a cost.
+        SettingsError: no run there, a damaged run.json or row (the run reader's refusal,
+            the folder left as it is), no data folder recorded, or no item with a cost.
     """
+    from factdebate.bench.rows import load_run, repeat_folders
+
     folder = Path(run_dir)
     repeats = repeat_folders(folder)
     repeated = bool(repeats) and not (folder / RESULTS).is_file()
-    run = read_run(repeats[0][1] if repeated else folder)
     where = f"--match-compute {run_dir}"
-    if not run.get("dataset") or not run.get("method"):
-        raise SettingsError(f"{where}: no run.json of a bench run there")
-    seed, limit = run.get("seed") or 0, run.get("limit")
-    for name, value in (("seed", seed), ("limit", limit)):
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 0
-        ):
-            raise SettingsError(f"{where}: run.json's {name} is {value!r}, not a count")
-    data = run.get("data") or {}
-    if not isinstance(data, dict) or not data.get("folder") or not data.get("items_sha256"):
-        raise SettingsError(f"{where}: run.json records no data folder, so no sample to match")
-    try:
-        n, calls, toks = mean_cost(load_run(folder) if repeated else read_rows(folder / RESULTS))
-    except SettingsError as exc:
+    try:  # the run reader checks every field (counts whole and >= 0) and never writes
+        run = read_run_info(repeats[0][1] if repeated else folder)
+        rows = load_run(folder)
+    except FactDebateError as exc:
         raise SettingsError(f"{where}: {exc}") from None
+    data = run.data or {}
+    if not data.get("folder") or not data.get("items_sha256"):
+        raise SettingsError(f"{where}: run.json records no data folder, so no sample to match")
+    n, calls, toks = mean_cost(rows)
     if n == 0:
         raise SettingsError(f"{where}: no finished item with a cost in {RESULTS}")
     return MatchTarget(
         run_dir=str(run_dir),
-        method=str(run["method"]),
-        dataset=str(run["dataset"]),
-        data_dir=str(_data_root(str(run["dataset"]), str(data["folder"]))),
-        limit=limit,
-        seed=seed,
+        method=run.method,
+        dataset=run.dataset,
+        data_dir=str(_data_root(run.dataset, str(data["folder"]))),
+        limit=run.limit,
+        seed=run.seed or 0,
         items=n,
         calls=calls,
         tokens=toks,
@@ -202,6 +175,7 @@ def tokens_per_sample(
     method: str, target: MatchTarget, out_dir: Path, context: dict[str, Any], concurrency: int
 ) -> float:
     """Measure one sample's mean tokens: a ``k = 1`` pilot in ``out_dir/pilot``."""
+    from factdebate.bench.rows import load_run
     from factdebate.bench.runner import run_bench
 
     pilot = Path(out_dir) / "pilot"
@@ -216,7 +190,7 @@ def tokens_per_sample(
         concurrency=concurrency,
         context={**context, "k": 1},
     )
-    n, _, toks = mean_cost(read_rows(pilot / RESULTS))
+    n, _, toks = mean_cost(load_run(pilot))
     if n == 0:
         raise SettingsError("--match-on tokens: every item of the pilot failed (see pilot/)")
     return toks

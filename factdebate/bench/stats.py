@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
-from factdebate.bench.metrics import gold_labels
 from factdebate.bench.scoring import correct, llm_calls, tokens
 from factdebate.datasets import ANSWER_TASK, LABEL_TASK
 from factdebate.tools.scoring.answers import answer_scores
@@ -159,6 +158,17 @@ def _macro_f1(summed: np.ndarray, classes: int) -> np.ndarray:
     return result
 
 
+def _macro_f1_gold(summed: np.ndarray, classes: int) -> np.ndarray:
+    """Macro-F1 over the classes with gold items in the counts (each resample its own)."""
+    f1 = _class_scores(summed, classes)["f1"]
+    matrix = summed.reshape(*summed.shape[:-1], classes, classes + 1)
+    present = matrix.sum(axis=-1) > 0
+    count = present.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result: np.ndarray = np.where(count > 0, (f1 * present).sum(axis=-1) / count, 0.0)
+    return result
+
+
 ConfusionScore = Callable[[np.ndarray, int], np.ndarray]
 """A score of summed confusion counts ``(..., classes * (classes + 1))``, one per sum."""
 
@@ -211,7 +221,8 @@ def metric_intervals(
 ) -> dict[str, Interval]:
     """The 95 % intervals a report shows, by metrics.json name.
 
-    Labels: ``accuracy``, ``macro_f1``, ``macro_f1_gold`` (over the labels found in gold)
+    Labels: ``accuracy``, ``macro_f1``, ``macro_f1_gold`` (over the labels found in gold,
+    in each resample those it drew)
     and each label's ``precision:LABEL``, ``recall:LABEL``, ``f1:LABEL``; answers:
     ``exact_match``, ``f1``, ``precision``, ``recall`` (answer scores); both:
     ``llm_calls_per_item``, ``tokens_per_item``.
@@ -233,9 +244,7 @@ def metric_intervals(
     else:
         out["accuracy"] = accuracy_interval(rows, task)
         out["macro_f1"] = macro_f1_interval(rows, labels)
-        out["macro_f1_gold"] = macro_f1_interval(
-            rows, gold_labels([str(r["gold"]) for r in rows], labels)
-        )
+        out["macro_f1_gold"] = confusion_interval(rows, labels, _macro_f1_gold)
         out.update(class_intervals(rows, labels))
     out["llm_calls_per_item"] = mean_interval(
         item_means(rows, lambda r: float(llm_calls(dict(r)))), repeats

@@ -162,3 +162,21 @@ def test_a_repeated_run_is_matched_over_all_its_repeats(tmp_path: Path, scripted
         target.items_sha256
         == json.loads((tmp_path / "cot" / "run.json").read_text())["data"]["items_sha256"]
     )
+
+
+@pytest.mark.parametrize("calls", [-10, 2.9, "9", float("nan")])
+def test_a_cost_that_cannot_be_is_refused_not_truncated(tmp_path, scripted, calls):
+    name, _ = scripted([], default="Reasoning.\n**SUPPORTS**")
+    run = reference_run(tmp_path, name)
+    rows = (run / "results.jsonl").read_text().splitlines()
+    first = json.loads(rows[0])
+    first["cost"]["total"]["llm_calls"] = calls
+    damaged = "\n".join([json.dumps(first), *rows[1:]]) + "\n"
+    (run / "results.jsonl").write_text(damaged)
+    with pytest.raises(FactDebateError, match=r"--match-compute .*results.jsonl:1: .*llm_calls"):
+        read_target(run)
+    assert (run / "results.jsonl").read_text() == damaged  # left exactly as it was
+    result = bench("--method", "self-consistency-cot", "--match-compute", str(run),
+                   "--model", name, "--out", str(tmp_path / "sc"))  # fmt: skip
+    assert result.exit_code == 2 and "llm_calls" in result.output
+    assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "sc").exists()

@@ -105,3 +105,31 @@ def test_cli_suite_refusals_are_one_line(tmp_path: Path) -> None:
         assert result.exit_code == 2, result.output
         assert message in result.output and len(result.output.strip().splitlines()) == 1
     assert not (tmp_path / "s").exists()
+
+
+def test_a_suite_with_a_bad_option_makes_no_model_call(tmp_path: Path) -> None:
+    from tests.fake_provider import fake_provider
+
+    data = make_data(tmp_path / "data", "SR")
+    runner = CliRunner()
+    with fake_provider(lambda prompt, body: "Reasons.\n**SUPPORTS**") as provider:
+        base = ["bench", "--dataset", "fever-mini", "--model", provider.model()]
+        plain = runner.invoke(
+            app, [*base, "--data-dir", str(data), "--method", "cot", "--out", str(tmp_path / "c")]
+        )
+        assert plain.exit_code == 0, plain.output
+        assert provider.requests  # the provider counts what a run calls
+        provider.requests.clear()
+        suite = ["--suite", "debate-vs-vote", "--method", "tool-mad", "--out", str(tmp_path / "s")]
+        cases = [
+            (["--data-dir", str(data), "--match-on", "bogus"], "--match-on must be calls or"),
+            (["--data-dir", str(data), "--repeats", "2", "--set", "sampling_seed=3"],
+             "sets sampling_seed itself"),
+            (["--data-dir", str(tmp_path / "nowhere")], "not found"),
+        ]  # fmt: skip
+        for args, message in cases:
+            result = runner.invoke(app, [*base, *suite, *args])
+            assert result.exit_code == 2, result.output
+            assert message in result.output and len(result.output.strip().splitlines()) == 1
+            assert provider.requests == []  # refused before the first model call
+            assert not (tmp_path / "s").exists()

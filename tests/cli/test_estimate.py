@@ -71,23 +71,34 @@ def test_an_unpriced_model_says_so_and_a_method_without_means_is_refused():
     assert "--estimate-from RUN_DIR" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
-def test_estimate_reads_the_means_of_an_earlier_run(tmp_path: Path):
-    run = tmp_path / "earlier"
-    run.mkdir()
+def earlier_run(
+    folder: Path, method: str = "mad", dataset: str = "fever-mini", **context: object
+) -> Path:
+    """A finished run's metrics.json: 4 items, 20 calls (16 debater, 4 judge)."""
+    folder.mkdir()
     metrics = {
         "n": 4,
-        "run": {"method": "mad", "dataset": "fever-mini"},
+        "task": "labels",
+        "accuracy": 0.5,
+        "run": {"method": method, "dataset": dataset, "context": context},
+        "latency": {"mean_s": 1.0},
         "cost": {
             "llm_calls": 20,
             "input_tokens": 40_000,
             "output_tokens": 4_000,
+            "per_item": {"llm_calls": 5.0, "input_tokens": 10_000.0, "output_tokens": 1_000.0},
             "per_role": {
                 "debater": {"llm_calls": 16, "input_tokens": 30_000, "output_tokens": 3_000},
                 "judge": {"llm_calls": 4, "input_tokens": 10_000, "output_tokens": 1_000},
             },
         },
     }
-    (run / "metrics.json").write_text(json.dumps(metrics), "utf-8")
+    (folder / "metrics.json").write_text(json.dumps(metrics), "utf-8")
+    return folder
+
+
+def test_estimate_reads_the_means_of_an_earlier_run(tmp_path: Path):
+    run = earlier_run(tmp_path / "earlier")
     result = runner.invoke(
         app,
         ["bench", "--method", "mad", "--dataset", "fever-mini", "--limit", "100",
@@ -97,6 +108,76 @@ def test_estimate_reads_the_means_of_an_earlier_run(tmp_path: Path):
     assert "5.0" in result.output and "500.0" in result.output  # calls per item, whole run
     # per item 10,000 in at $1 + 1,000 out at $10 per million = $0.02; 100 items: $2
     assert "$0.0200" in result.output and "$2.0000" in result.output
+    assert "# Estimate: mad on fever-mini, 100 item(s)" in result.output
+    repeated = runner.invoke(
+        app,
+        ["bench", "--method", "mad", "--dataset", "fever-mini", "--limit", "100", "--repeats",
+         "3", "--estimate-from", str(run), "--model", "p:m", "--price", "p:m=1,10"],
+    )  # fmt: skip
+    assert repeated.exit_code == 0, repeated.output
+    assert "x 3 repeats" in repeated.output and "1,500.0" in repeated.output  # 3 x 500 calls
+    assert "$6.0000" in repeated.output
+
+
+def test_estimate_from_another_methods_run_is_refused_or_titled_as_its_figures(tmp_path: Path):
+    cot = earlier_run(tmp_path / "cot", method="cot")
+    scifact = earlier_run(tmp_path / "scifact", dataset="scifact")
+    args = ["bench", "--method", "mad", "--dataset", "fever-mini", "--limit", "10"]
+    for run, theirs in ((cot, "a run of cot on fever-mini"), (scifact, "of mad on scifact")):
+        result = runner.invoke(app, [*args, "--estimate-from", str(run)])
+        assert result.exit_code == 2, result.output
+        assert theirs in result.output and "not of mad on fever-mini" in result.output
+        assert len(result.output.strip().splitlines()) == 1
+    shown = runner.invoke(app, [*args, "--estimate-from", str(cot), "--estimate-any-source"])
+    assert shown.exit_code == 0, shown.output
+    title = shown.output.splitlines()[0]
+    assert "cot's figures" in title and "not mad's" in title  # the method named in the title
+
+
+def test_a_setting_that_changes_the_calls_is_refused_unless_the_means_ran_with_it(tmp_path: Path):
+    base = [
+        "bench",
+        "--estimate",
+        "--method",
+        "tool-mad",
+        "--dataset",
+        "fever-mini",
+        "--limit",
+        "5",
+    ]
+    for setting in ("max_rounds=5", "gate_profile=auto"):  # measured: 3 rounds, gate paper
+        result = runner.invoke(app, [*base, "--set", setting])
+        assert result.exit_code == 2, result.output
+        assert f"--set {setting} changes the calls" in result.output
+    same = runner.invoke(app, [*base, "--set", "gate_profile=paper", "--set", "temperature=0.3"])
+    assert same.exit_code == 0, same.output  # what was measured, and a setting of no calls
+    run = earlier_run(tmp_path / "five", max_rounds=5)
+    ran = runner.invoke(app, ["bench", "--method", "mad", "--dataset", "fever-mini", "--limit",
+                              "5", "--set", "max_rounds=5", "--estimate-from", str(run)],
+                        )  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+
+
+def test_a_suite_estimate_covers_every_member_or_names_what_it_cannot(tmp_path: Path):
+    base = ["bench", "--estimate", "--suite", "debate-vs-vote", "--method", "tool-mad",
+            "--dataset", "fever-mini", "--limit", "10"]  # fmt: skip
+    refused = runner.invoke(app, base)
+    assert refused.exit_code == 2, refused.output
+    assert "cot, react, mad, madke, self-consistency" in refused.output
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    for name in ("tool-mad", "cot", "react", "mad", "madke"):
+        earlier_run(suite / name, method=name)
+    earlier_run(suite / "self-consistency", method="self-consistency", k=5)  # 1 call/sample
+    done = runner.invoke(app, [*base, "--estimate-from", str(suite), "--repeats", "2"])
+    assert done.exit_code == 0, done.output
+    # every member spent 5 calls per item; matched on calls, k = 5 (a sample: 1 call)
+    assert "self-consistency (k = 5, matched on calls)" in done.output
+    assert "| whole suite |" in done.output and "600" in done.output  # 6 runs x 10 x 2 x 5
+    tokens = runner.invoke(app, [*base, "--estimate-from", str(suite), "--match-on", "tokens"])
+    assert tokens.exit_code == 0, tokens.output
+    # a sample: 11,000 / 5 = 2,200 tokens; the debate 11,000: k = 5, plus a 5-item pilot
+    assert "k = 5, matched on tokens" in tokens.output and "pilot (k = 1)" in tokens.output
 
 
 def test_bad_estimate_options_are_one_line_refusals(tmp_path: Path):
