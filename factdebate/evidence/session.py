@@ -34,12 +34,12 @@ class EvidenceRun:
 
 def settings_of(context: Any) -> tuple[str, str, str]:
     """``(evidence_from, evidence_scope, evidence_miss)`` of a settings object or dict."""
-    get = context.get if isinstance(context, dict) else lambda k, d: getattr(context, k, d)
-    return (
-        str(get("evidence_from", "") or ""),
-        str(get("evidence_scope", "exact") or "exact"),
-        str(get("evidence_miss", "stop") or "stop"),
-    )
+
+    def get(name: str, default: str) -> str:
+        found = context.get(name) if isinstance(context, dict) else getattr(context, name, None)
+        return str(found or default)
+
+    return get("evidence_from", ""), get("evidence_scope", "exact"), get("evidence_miss", "stop")
 
 
 def check_dataset(snapshot: Snapshot, source: str, dataset: str | None) -> None:

@@ -180,17 +180,16 @@ def from_parts(parts: dict[str, bytes], where: str) -> Snapshot:
     for row in _rows(parts[DOCUMENTS], DOCUMENTS, where, doc_keys):
         doc = Document(*_texts(row, doc_keys))
         documents[doc.hash] = doc
-    text_keys = ("item", "claim", "agent", "tool", "backend", "query")
-    tail = ("collection", "generation", "time")
+    text_keys = ("item", "claim", "agent", "tool", "backend", "query", "collection", "generation")
+    columns = (*text_keys, "time", "k", "docs", "scores", "options", "origin")
     calls = []
-    for row in _rows(
-        parts[CALLS], CALLS, where, (*text_keys, "k", *tail, "docs", "scores", "options", "origin")
-    ):
+    for row in _rows(parts[CALLS], CALLS, where, columns):
+        texts = dict(zip(text_keys, _texts(row, text_keys), strict=True))
         calls.append(
             CallRecord(
-                *_texts(row, text_keys),
-                int(row["k"] or 0),
-                *_texts(row, tail),
+                **texts,
+                k=int(row["k"] or 0),
+                time=str(row["time"] or ""),
                 docs=tuple(str(h) for h in row["docs"] or ()),
                 scores=tuple(float(s) for s in row["scores"] or ()),
                 options=str(row["options"] or ""),

@@ -1,4 +1,4 @@
-"""A Tool-MAD bench records what its tools returned; the same bench replays it with no web, no index."""
+"""A Tool-MAD bench logs what its tools returned; the same bench replays it, no web, no index."""
 
 from __future__ import annotations
 
@@ -108,7 +108,10 @@ def test_a_live_run_logs_every_call_with_its_documents(
         (t[0], tuple(d[0] for d in t[2])) for item in turns(live).values() for t in item if t[2]
     }
     by_hash = dict(zip(docs["hash"], docs["id"], strict=True))
-    logged = {(a, tuple(by_hash[h] for h in hs)) for a, hs in zip(calls["agent"], calls["docs"])}
+    logged = {
+        (a, tuple(by_hash[h] for h in hs))
+        for a, hs in zip(calls["agent"], calls["docs"], strict=True)
+    }
     assert read <= logged
 
 
