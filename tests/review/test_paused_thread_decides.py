@@ -56,6 +56,8 @@ async def test_going_on_without_a_decision_leaves_the_thread_waiting(
         state = await _go_on(db, "t1", None, model=name)
         assert state.next == (REVIEW_NODE,) and pending_review(state) is not None
         assert "review" not in state.values
+    again = await averify(CLAIM, "mad", model=name, thread="t1", checkpoint=db)  # no review
+    assert again["status"] == "awaiting_review" and again["proposed"]["verdict"] == "SUPPORTS"
     bad = await _go_on(db, "t1", Command(resume={"verdict": "MAYBE"}), model=name)
     assert pending_review(bad)["refused"].startswith("unknown verdict 'MAYBE'")
     done = await _go_on(db, "t1", Command(resume={"approve": True}), model=name)
@@ -93,3 +95,6 @@ async def test_the_choices_are_the_ones_the_thread_paused_with():
     assert request["choices"] == ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"]
     done = await graph.ainvoke(Command(resume={"verdict": "refutes"}), config, context={})
     assert done["verdict"] == "REFUTES" and done["review"]["status"] == "overruled"
+    late = await graph.ainvoke(Command(resume={"approve": True}), config, context=four)
+    assert late == done  # nothing waits any more: a late resume changes nothing
+    assert (await graph.aget_state(config)).values["review"] == done["review"]
