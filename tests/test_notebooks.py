@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import re
 from pathlib import Path
 
 import nbformat
@@ -26,10 +26,21 @@ def execute(name: str, tmp_path: Path) -> tuple[str, str]:
 
 @pytest.fixture
 def notebook_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The kernel imports the repository's packages and writes only under ``tmp_path``."""
+    """The kernel runs outside the repository with only the installed package (no ``tests``,
+    no top-level folders on its path) and writes only under ``tmp_path``."""
     monkeypatch.setenv("FACTDEBATE_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.delenv("PYTHONPATH", raising=False)
     return tmp_path
+
+
+NOT_INSTALLED = re.compile(r"^\s*(?:from|import)\s+(tests|tools|nodes|graphs|prompts)\b", re.M)
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "notebooks").glob("*.ipynb")), ids=lambda p: p.name)
+def test_notebooks_import_only_the_installed_package(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert NOT_INSTALLED.findall(code) == [], path.name
 
 
 # (notebook, what its printed output must show, what its inline debate page must show)
