@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from factdebate.bench.scoring import RESULTS, correct, read_results
+from factdebate.evidence.exporting import calls_by_item
 from factdebate.runs.folder import RunNotFoundError, read_run
 
 
@@ -21,7 +22,8 @@ def load_run(run_dir: Path | str) -> list[dict[str, Any]]:
     """The run's rows in file order, each with ``run``, ``method``, ``dataset`` and ``correct``.
 
     A run of ``bench --repeats N`` gives every repeat's rows (repeat 1 first), each with its
-    ``repeat`` number.
+    ``repeat`` number; a run whose tools were logged gives each row its calls under
+    ``evidence`` (``factdebate.evidence.exporting.calls_by_item``).
 
     Raises:
         RunNotFoundError: the folder has no results.jsonl.
@@ -37,6 +39,7 @@ def load_run(run_dir: Path | str) -> list[dict[str, Any]]:
     else:  # `bench --repeats N`: each repeat is a run folder of its own
         wanted = int(run.get("repeats") or len(repeats))
         parts = [(r, path) for r, path in repeats if r <= wanted]
+    logged = {repeat: calls_by_item(path) for repeat, path in parts}  # OUT/evidence
     return [
         {
             "run": folder.name,
@@ -45,6 +48,11 @@ def load_run(run_dir: Path | str) -> list[dict[str, Any]]:
             **row,
             **({"repeat": repeat} if repeat is not None else {}),
             "correct": correct(row, task),
+            **(
+                {"evidence": (logged[repeat] or {}).get(str(row["id"]), [])}
+                if logged[repeat]
+                else {}
+            ),
         }
         for repeat, path in parts
         for row in read_results(path / RESULTS)

@@ -6,7 +6,8 @@ the unknown or bad setting before any run is created. It checks ``context`` and
 ``config.configurable`` of every request that creates runs, crons or assistants or changes
 an assistant or a cron; refuses settings that reach the network or the disk unless the
 operator allowed their values (``factdebate.server.policy``); and checks a review decision
-sent with ``command.resume`` against the thread's pending review, so a bad one changes nothing.
+sent to a paused thread, by any route that resumes one, against the thread's pending review
+(``factdebate.server.decisions``), so a bad one changes nothing and a good one applies once.
 """
 
 from __future__ import annotations
@@ -21,7 +22,15 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 from factdebate.graphs.registry import METHODS, context_class
-from factdebate.nodes.review import REVIEW_NODE, ReviewError, check_decision, is_review
+from factdebate.server.decisions import (
+    COMMANDS,
+    OneResumeAtATime,
+    conflict_as_decided,
+    rejecting,
+    released_at_start,
+    resume_of,
+    resume_refusal,
+)
 from factdebate.server.policy import operator_problem
 
 Scope = MutableMapping[str, Any]
@@ -37,7 +46,6 @@ _CHECKED = re.compile(
 )
 # PATCH paths that change an assistant or a cron (their settings apply to later runs)
 _PATCHED = re.compile(r"^/assistants/[^/]+/?$|^/runs/crons/[^/]+/?$")
-_THREAD_RUN = re.compile(r"^/threads/(?P<thread>[^/]+)/runs(/wait|/stream)?/?$")
 MAX_BODY_BYTES = 16 * 1024 * 1024
 
 
@@ -106,49 +114,19 @@ def rpc_problem(message: Any) -> str | None:
     return _settings_problem(context, None, partial=False)
 
 
-def pending_choices(state: Any) -> tuple[bool, tuple[str, ...] | None, set[str]]:
-    """From a thread's state (server JSON): (waits on review, its choices, its interrupt ids)."""
-    tasks = state.get("tasks") if isinstance(state, dict) else None
-    for task in tasks if isinstance(tasks, list) else []:
-        if not isinstance(task, dict) or task.get("name") != REVIEW_NODE:
-            continue
-        for item in task.get("interrupts") or []:
-            value = item.get("value") if isinstance(item, dict) else None
-            if isinstance(value, dict) and is_review(value):
-                choices = value.get("choices")
-                ids = {str(item["id"])} if item.get("id") else set()
-                return True, tuple(choices) if choices is not None else None, ids
-    return False, None, set()
-
-
-def resume_problem(resume: Any, state: Any) -> str | None:
-    """Why ``resume`` cannot decide the review ``state`` waits on (None: it can, or no review)."""
-    waiting, choices, ids = pending_choices(state)
-    if not waiting:
-        return None
-    decisions = [resume]
-    if isinstance(resume, dict) and resume and set(map(str, resume)) <= ids:
-        decisions = list(resume.values())  # a resume map keyed by interrupt id
-    for decision in decisions:
-        try:
-            check_decision(decision, choices)
-        except ReviewError as exc:
-            return str(exc)
-    return None
-
-
 class ContextCheck:
     """Pure ASGI middleware: refuse a run whose context has unknown or invalid settings."""
 
     def __init__(self, app: ASGIApp) -> None:
         """Wrap the server's application."""
         self.app = app
+        self.resumes = OneResumeAtATime()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Read a checked request's body, answer 422 on a bad context, else pass it on."""
         path, method = scope.get("path", ""), scope.get("method")
         if scope["type"] != "http" or not (
-            (method == "POST" and _CHECKED.match(path))
+            (method == "POST" and (_CHECKED.match(path) or COMMANDS.match(path)))
             or (method == "PATCH" and _PATCHED.match(path))
         ):
             await self.app(scope, receive, send)
@@ -172,23 +150,24 @@ class ContextCheck:
             if problem:
                 await _reply(send, 422, problem)
                 return
-        thread = _THREAD_RUN.match(path)
-        command = data.get("command") if isinstance(data, dict) else None
-        if thread and isinstance(data, dict) and isinstance(command, dict) and "resume" in command:
-            state = await self._get_json(scope, f"/threads/{thread['thread']}/state")
-            problem = resume_problem(command["resume"], state)
-            if problem:
-                await _reply(send, 422, problem)
+        resume = resume_of(path, method, data)
+        if resume is None:
+            await self._forward(scope, body, receive, send)
+            return
+        # Decide once: one resume of a thread at a time here, from its check until its run
+        # exists, and the server refuses (never queues) a run while another is in flight.
+        async with self.resumes.hold(resume.thread) as release:
+            refusal = await resume_refusal(resume, lambda where: self._get_json(scope, where))
+            if refusal:
+                await _reply(send, *refusal)
                 return
-            if review_decided(state):
-                await _reply(send, 409, _decided(thread["thread"]))
-                return
-            # Decide once: a resume never queues behind (or cancels) another run of the thread;
-            # the server refuses it with a 409 while one is in flight.
-            data["multitask_strategy"] = "reject"
-            body = json.dumps(data).encode("utf-8")
+            body = json.dumps(rejecting(resume, data)).encode("utf-8")
             scope = {**scope, "headers": _with_length(scope.get("headers", []), len(body))}
-            send = _conflict_as_decided(send, thread["thread"])
+            send = conflict_as_decided(released_at_start(send, release), resume.thread, _reply)
+            await self._forward(scope, body, receive, send)
+
+    async def _forward(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
+        """Pass the request on to the server with ``body`` (already read) as its body."""
         replayed = False
 
         async def replay() -> Message:
@@ -236,41 +215,10 @@ class ContextCheck:
             return None
 
 
-def review_decided(state: Any) -> bool:
-    """Whether a thread's state (server JSON) shows a finished run whose review was decided."""
-    if not isinstance(state, dict) or state.get("next"):
-        return False
-    values = state.get("values")
-    review = values.get("review") if isinstance(values, dict) else None
-    return isinstance(review, dict) and bool(review.get("status"))
-
-
-def _decided(thread: str) -> str:
-    return f"thread {thread!r} is not awaiting review: it is already decided"
-
-
 def _with_length(headers: list[tuple[bytes, bytes]], length: int) -> list[tuple[bytes, bytes]]:
     """``headers`` with their content-length set to ``length``."""
     kept = [(k, v) for k, v in headers if k.lower() != b"content-length"]
     return [*kept, (b"content-length", str(length).encode())]
-
-
-def _conflict_as_decided(send: Send, thread: str) -> Send:
-    """``send`` that words the server's 409 (a run of the thread in flight) as a decision."""
-    conflict = False
-
-    async def wrapped(message: Message) -> None:
-        nonlocal conflict
-        if message["type"] == "http.response.start" and message.get("status") == 409:
-            conflict = True
-            return
-        if conflict and message["type"] == "http.response.body":
-            if not message.get("more_body", False):
-                await _reply(send, 409, _decided(thread) + " (another resume is running)")
-            return
-        await send(message)
-
-    return wrapped
 
 
 async def _reply(send: Send, status: int, detail: str) -> None:
