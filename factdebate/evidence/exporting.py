@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from factdebate.evidence.format import EvidenceError, Snapshot, merged
-from factdebate.evidence.store import open_snapshot, project_version, write_snapshot_file
+from factdebate.evidence.store import (
+    CARD,
+    LOG_DIR,
+    open_snapshot,
+    project_version,
+    read_log,
+    write_snapshot_file,
+)
 from factdebate.tools.core.files import check_target
 
 RUN_FILE = "run.json"
@@ -74,3 +81,27 @@ def describe(path: Path | str) -> dict[str, Any]:
     summary["runs"] = snapshot.info.get("runs") or []
     summary["read"] = snapshot.info.get("read") or {}
     return summary
+
+
+def calls_by_item(folder: Path) -> dict[str, list[dict[str, Any]]] | None:
+    """A run folder's logged calls by item id (None when it has no log), for ``load_run``.
+
+    Each call keeps its agent, tool, backend, query, k, collection, index generation, time
+    and origin; its documents come in rank order as ``hash``, ``id``, ``title``, ``url`` and
+    ``score`` (their texts are in the log's documents table, and in the transcript).
+    """
+    if not (folder / LOG_DIR / CARD).is_file():
+        return None
+    snapshot = read_log(folder / LOG_DIR)
+    found: dict[str, list[dict[str, Any]]] = {}
+    for call in snapshot.calls:
+        row = call.row()
+        documents = [
+            {"hash": key, "id": doc.id, "title": doc.title, "url": doc.url, "score": score}
+            for key, score in zip(call.docs, call.scores, strict=True)
+            for doc in (snapshot.documents[key],)
+        ]
+        for name in ("docs", "scores", "item", "claim", "options"):
+            row.pop(name)
+        found.setdefault(call.item, []).append({**row, "documents": documents})
+    return found

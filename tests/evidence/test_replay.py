@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from factdebate.bench import read_results, run_bench
+from factdebate.bench import load_run, read_results, run_bench
 from factdebate.evidence import open_snapshot
 from factdebate.tools.models.providers import register_model
 from tests.bench.test_runner import make_data
@@ -113,6 +113,11 @@ def test_a_live_run_logs_every_call_with_its_documents(
         for a, hs in zip(calls["agent"], calls["docs"], strict=True)
     }
     assert read <= logged
+    rows = load_run(live)  # each item's calls beside its row
+    assert [len(r["evidence"]) for r in rows] == [(calls["item"] == r["id"]).sum() for r in rows]
+    first = rows[0]["evidence"][0]
+    assert {"agent", "tool", "backend", "query", "k", "generation", "time"} <= set(first)
+    assert first["documents"][0]["id"] in set(docs["id"])
 
 
 def test_exact_replay_without_web_or_index_reads_the_same_documents(
