@@ -1,7 +1,9 @@
 """A TCP listener on 127.0.0.1 that records every connection's bytes and answers HTTP 500.
 
 Tests name it as a model endpoint or a Milvus host a client should never reach: what it
-received (headers with keys, gRPC frames) shows whether anything was sent there.
+received (HTTP/1 headers with keys; the preface and first frames of an HTTP/2 connection,
+what a gRPC client such as pymilvus sends before anything else) shows whether anything was
+sent there: any connection at all is recorded.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+HTTP2_IDLE_S = 0.5  # an HTTP/2 (gRPC) connection is read until it sends nothing for this long
 REPLY = b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
 
@@ -51,7 +55,11 @@ class CaptureServer:
         data = b""
         conn.settimeout(1.0)
         try:
-            while b"\r\n\r\n" not in data and len(data) < 1_000_000:
+            while len(data) < 1_000_000:
+                if data.startswith(HTTP2_PREFACE):  # gRPC: frames follow, no blank line ends them
+                    conn.settimeout(HTTP2_IDLE_S)
+                elif b"\r\n\r\n" in data:
+                    break
                 chunk = conn.recv(65536)
                 if not chunk:
                     break

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
@@ -10,21 +12,53 @@ from factdebate.server.app import ContextCheck
 
 
 class Downstream:
-    """Stands in for the server: records the request bodies that reach it."""
+    """Stands in for the server: records the request bodies that reach it.
 
-    def __init__(self) -> None:
+    ``GET /assistants/ID`` answers with the graph of ``assistants[ID]`` and
+    ``GET /runs/crons/ID`` with the assistant of ``crons[ID]`` (404 for others): the
+    look-ups the check makes for an assistant or a cron named by id.
+    """
+
+    def __init__(
+        self, assistants: Mapping[str, str] | None = None, crons: Mapping[str, str] | None = None
+    ) -> None:
         self.bodies: list[bytes] = []
+        self.looked_up: list[str] = []
+        self.assistants = dict(assistants or {})
+        self.crons = dict(crons or {})
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         message = await receive()
-        self.bodies.append(message.get("body", b""))
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        await send({"type": "http.response.body", "body": b"{}"})
+        path, found = scope["path"], None
+        if scope["method"] == "GET":
+            self.looked_up.append(path)
+            kind, _, ident = path.strip("/").rpartition("/")
+            if kind == "assistants" and ident in self.assistants:
+                found = {"assistant_id": ident, "graph_id": self.assistants[ident]}
+            elif kind == "runs/crons" and ident in self.crons:
+                found = {"cron_id": ident, "assistant_id": self.crons[ident]}
+            status, body = (200, json.dumps(found).encode()) if found else (404, b"{}")
+        else:
+            self.bodies.append(message.get("body", b""))
+            status, body = 200, b"{}"
+        await send({"type": "http.response.start", "status": status, "headers": []})
+        await send({"type": "http.response.body", "body": body})
 
 
-async def send(method: str, path: str, payload: Any) -> tuple[httpx.Response, Downstream]:
+async def send(
+    method: str, path: str, payload: Any, downstream: Downstream | None = None
+) -> tuple[httpx.Response, Downstream]:
     """Send ``payload`` as JSON through ContextCheck: its response, and what reached the server."""
-    downstream = Downstream()
+    downstream = downstream or Downstream()
     transport = httpx.ASGITransport(app=ContextCheck(downstream))
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
         return await client.request(method, path, json=payload), downstream
+
+
+async def send_raw(method: str, path: str, body: bytes) -> tuple[httpx.Response, Downstream]:
+    """Send raw ``body`` bytes through ContextCheck (malformed or hostile JSON)."""
+    downstream = Downstream()
+    transport = httpx.ASGITransport(app=ContextCheck(downstream))
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+        headers = {"content-type": "application/json"}
+        return await client.request(method, path, content=body, headers=headers), downstream

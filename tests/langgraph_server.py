@@ -7,6 +7,7 @@ started again on the same port (what a restart looks like to a client).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -125,3 +126,26 @@ class LanggraphDev:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
+
+
+async def websocket_run_failure(url: str, thread: str, params: dict[str, object]) -> str:
+    """Start a run over the protocol v2 WebSocket: the error its ``failed`` lifecycle event holds.
+
+    Fails the test when the run completes, or reports no end within a minute.
+    """
+    websockets = pytest.importorskip("websockets", reason="websockets is not installed")
+    address = url.replace("http://", "ws://") + f"/threads/{thread}/stream/events"
+    subscribe = {"channels": ["lifecycle"]}
+    async with websockets.connect(address) as ws:
+        await ws.send(
+            json.dumps({"id": 1, "method": "subscription.subscribe", "params": subscribe})
+        )
+        await ws.send(json.dumps({"id": 2, "method": "run.start", "params": params}))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            event = json.loads(await asyncio.wait_for(ws.recv(), timeout=60))
+            data = (event.get("params") or {}).get("data") or {}
+            if event.get("method") == "lifecycle" and data.get("event") == "failed":
+                return str(data.get("error"))
+            assert data.get("event") != "completed", event
+    pytest.fail("the WebSocket run reported no end")

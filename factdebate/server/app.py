@@ -1,17 +1,21 @@
 """LangGraph server middleware: a run's settings are checked before any run exists.
 
-The server itself drops context keys its schema does not list, silently; registered in
-``langgraph.json`` (``http.app``), this middleware answers such a request with a 422 naming
-the unknown or bad setting before any run is created. It checks ``context`` and
-``config.configurable`` of every request that creates runs, crons or assistants or changes
-an assistant or a cron; refuses settings that reach the network or the disk unless the
-operator allowed their values (``factdebate.server.policy``); and checks a review decision
-sent to a paused thread, by any route that resumes one, against the thread's pending review
-(``factdebate.server.decisions``), so a bad one changes nothing and a good one applies once.
+The served graphs (``graphs/served.py``) refuse a client-named host, path, encoder or
+collection when a run's settings are built, whatever route started the run. Registered in
+``langgraph.json`` (``http.app``), this middleware answers the routes it knows earlier: a 422
+naming the unknown or bad setting before any run, cron or assistant exists. It checks
+``context`` and ``config.configurable`` of every request that creates runs, crons or
+assistants or changes an assistant or a cron (an assistant named by its id is looked up for
+its graph), ``run.start`` commands, MCP tool calls and A2A messages, against the operator
+policy (``factdebate.nodes.policy``); bounds every JSON body's size and nesting; and lets a
+paused review go on only with a decision that fits, once (``factdebate.server.decisions``:
+``command.resume`` and the v2 ``run.start`` / ``input.respond`` alike). Parsing and checks
+run off the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -22,8 +26,8 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 from factdebate.graphs.registry import METHODS, context_class
+from factdebate.nodes.policy import operator_problem
 from factdebate.server.decisions import (
-    COMMANDS,
     OneResumeAtATime,
     conflict_as_decided,
     rejecting,
@@ -31,7 +35,6 @@ from factdebate.server.decisions import (
     resume_of,
     resume_refusal,
 )
-from factdebate.server.policy import operator_problem
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -42,11 +45,35 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 # POST paths that create runs or crons (stateless or on a thread), and assistants
 _CHECKED = re.compile(
     r"^(/threads/[^/]+)?/runs(/wait|/stream|/batch|/crons)?/?$|^/assistants/?$"
-    r"|^/mcp/?$|^/a2a/[^/]+/?$"  # JSON-RPC calls that start runs with params.context
+    r"|^/threads/[^/]+/commands/?$"  # protocol v2 commands: run.start carries config
+    r"|^/mcp/?$|^/a2a/(?P<a2a>[^/]+)/?$"  # JSON-RPC calls that start runs with params.context
 )
 # PATCH paths that change an assistant or a cron (their settings apply to later runs)
-_PATCHED = re.compile(r"^/assistants/[^/]+/?$|^/runs/crons/[^/]+/?$")
+_PATCHED = re.compile(r"^/assistants/(?P<assistant>[^/]+)/?$|^/runs/crons/(?P<cron>[^/]+)/?$")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-?(?:[0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}")
+_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
 MAX_BODY_BYTES = 16 * 1024 * 1024
+MAX_JSON_DEPTH = 100
+"""Deepest nesting of arrays and objects a request body may have (settings need a few)."""
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def checks(method: str, path: str) -> bool:
+    """Whether this middleware checks the settings of a ``method`` request to ``path``."""
+    return bool(
+        (method == "POST" and _CHECKED.match(path)) or (method == "PATCH" and _PATCHED.match(path))
+    )
+
+
+def depth_problem(body: bytes, limit: int = MAX_JSON_DEPTH) -> str | None:
+    """Why a JSON ``body`` nests too deep to parse safely, or None (strings do not count)."""
+    depth = 0
+    for byte in _STRING.sub(b"", body).translate(None, _NOT_BRACKET):
+        depth += 1 if byte in b"[{" else -1
+        if depth > limit:
+            return f"request body nests deeper than {limit} levels"
+    return None
 
 
 def _classes(target: Any) -> list[type]:
@@ -57,36 +84,44 @@ def _classes(target: Any) -> list[type]:
 
 
 def _settings_problem(settings: dict[str, Any], target: Any, *, partial: bool) -> str | None:
-    """Type, bounds and operator checks of settings; ``partial``: other keys are not settings."""
+    """Type, bounds and operator checks of settings; ``partial``: other keys are not settings.
+
+    An unknown ``target`` (an assistant that could not be looked up) is checked against every
+    method that has all the given names: names no method has, or values no method accepts,
+    are refused.
+    """
     classes = _classes(target)
     known = {f.name for cls in classes for f in fields(cls)}
     if partial:  # config.configurable also carries the server's own keys (thread_id, ...)
         settings = {k: v for k, v in settings.items() if k in known}
-    if target in METHODS or partial:
-        fitting = [c for c in classes if set(settings) <= {f.name for f in fields(c)}]
-        errors: list[str] = []
-        for cls in fitting or classes[:1]:
-            try:
-                cls.from_settings(settings)  # type: ignore[attr-defined]
-                errors = []
-                break
-            except ValueError as exc:
-                errors.append(str(exc))
-        if errors:
-            return errors[0]
-    else:  # an assistant named by id: its graph is not known here; refuse names none has
+    elif target not in METHODS:
         unknown = sorted(set(settings) - known)
         if unknown:
             return f"unknown setting(s): {', '.join(unknown)}"
-    return operator_problem(settings, classes)
+    fitting = [c for c in classes if set(settings) <= {f.name for f in fields(c)}]
+    errors: list[str] = []
+    for cls in fitting or classes[:1]:
+        try:
+            cls.from_settings(settings)  # type: ignore[attr-defined]
+            errors = []
+            break
+        except ValueError as exc:
+            errors.append(str(exc))
+    if errors:
+        return errors[0]
+    return operator_problem(settings, fitting or classes)
 
 
-def context_problem(payload: Any) -> str | None:
-    """What is wrong with the settings of one run/assistant/cron request, if anything."""
+def context_problem(payload: Any, target: Any = None) -> str | None:
+    """What is wrong with the settings of one run/assistant/cron request, if anything.
+
+    ``target`` is the method the request runs or changes when the caller looked it up (an
+    assistant named by id); by default the payload's ``graph_id`` or ``assistant_id``.
+    """
     if not isinstance(payload, dict):
         return None
     # a new assistant's graph is its graph_id (its assistant_id is only the id it is given)
-    target = payload.get("graph_id") or payload.get("assistant_id")
+    target = target or payload.get("graph_id") or payload.get("assistant_id")
     context = payload.get("context")
     if context not in (None, {}):
         if not isinstance(context, dict):
@@ -103,7 +138,7 @@ def context_problem(payload: Any) -> str | None:
     return _settings_problem(configurable, target, partial=True)
 
 
-def rpc_problem(message: Any) -> str | None:
+def rpc_problem(message: Any, target: Any = None) -> str | None:
     """What is wrong with the run settings of one MCP or A2A JSON-RPC message, if anything."""
     params = message.get("params") if isinstance(message, dict) else None
     context = params.get("context") if isinstance(params, dict) else None
@@ -111,7 +146,61 @@ def rpc_problem(message: Any) -> str | None:
         return None
     if not isinstance(context, dict):
         return f"context must be an object of settings, got {type(context).__name__}"
-    return _settings_problem(context, None, partial=False)
+    return _settings_problem(context, target, partial=False)
+
+
+def command_problem(command: Any, target: Any = None) -> str | None:
+    """What is wrong with the run settings of one protocol v2 ``run.start`` command, if anything."""
+    if not isinstance(command, dict) or command.get("method") != "run.start":
+        return None
+    params = command.get("params")
+    return context_problem(params, target) if isinstance(params, dict) else None
+
+
+def _payloads(data: Any) -> list[Any]:
+    """The run/assistant/cron requests in one body (a batch is a list of them)."""
+    return data if isinstance(data, list) else [data]
+
+
+def _assistant_ref(path: str, payload: Any) -> str | None:
+    """The assistant (name or id) a request runs or changes, when the request names one."""
+    patched, a2a = _PATCHED.match(path), _CHECKED.match(path)
+    if patched and patched["assistant"]:
+        return patched["assistant"]
+    if a2a and a2a["a2a"]:
+        return a2a["a2a"]
+    if not isinstance(payload, dict):
+        return None
+    if isinstance(payload.get("params"), dict) and "/commands" in path:
+        payload = payload["params"]
+    ref = payload.get("graph_id") or payload.get("assistant_id")
+    return ref if isinstance(ref, str) else None
+
+
+def body_problem(path: str, data: Any, targets: list[Any]) -> str | None:
+    """The first problem with the settings of a checked request's parsed body, if any."""
+    rpc = path.startswith(("/mcp", "/a2a"))
+    command = path.rstrip("/").endswith("/commands")
+    for payload, target in zip(_payloads(data), targets, strict=True):
+        if command:
+            problem = command_problem(payload, target)
+        else:
+            problem = rpc_problem(payload, target) if rpc else None
+            problem = problem or context_problem(payload, target)
+        if problem:
+            return problem
+    return None
+
+
+def _parse(body: bytes) -> tuple[Any, str | None]:
+    """A request body as JSON (None when it is not JSON: the server says so), or its problem."""
+    problem = depth_problem(body)
+    if problem:
+        return None, problem
+    try:
+        return (json.loads(body) if body else None), None
+    except (ValueError, RecursionError):
+        return None, None  # the server reports malformed JSON itself
 
 
 class ContextCheck:
@@ -123,33 +212,33 @@ class ContextCheck:
         self.resumes = OneResumeAtATime()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Read a checked request's body, answer 422 on a bad context, else pass it on."""
+        """Read a request's JSON body, answer 413/422 on a bad one, else pass it on."""
         path, method = scope.get("path", ""), scope.get("method")
-        if scope["type"] != "http" or not (
-            (method == "POST" and (_CHECKED.match(path) or COMMANDS.match(path)))
-            or (method == "PATCH" and _PATCHED.match(path))
-        ):
+        if scope["type"] != "http" or method not in _WITH_BODY:
             await self.app(scope, receive, send)
             return
-        body, more = b"", True
+        received, more = bytearray(), True
         while more:
             message = await receive()
-            body += message.get("body", b"")
+            received += message.get("body", b"")
             more = bool(message.get("more_body", False))
-            if len(body) > MAX_BODY_BYTES:
+            if len(received) > MAX_BODY_BYTES:
                 await _reply(send, 413, f"request body over {MAX_BODY_BYTES} bytes")
                 return
-        try:
-            data = json.loads(body) if body else None
-        except ValueError:
-            data = None  # the server reports malformed JSON itself
-        payloads = data if isinstance(data, list) else [data]
-        for payload in payloads:
-            problem = rpc_problem(payload) if path.startswith(("/mcp", "/a2a")) else None
-            problem = problem or context_problem(payload)
-            if problem:
-                await _reply(send, 422, problem)
-                return
+        body = bytes(received)
+        data, problem = await asyncio.to_thread(_parse, body)
+        if problem is None and checks(str(method), path):
+            found: dict[str | None, str | None] = {}
+            targets = []
+            for payload in _payloads(data):
+                ref = _assistant_ref(path, payload)
+                if ref not in found:
+                    found[ref] = await self._target(scope, path, ref)
+                targets.append(found[ref])
+            problem = await asyncio.to_thread(body_problem, path, data, targets)
+        if problem:
+            await _reply(send, 422, problem)
+            return
         resume = resume_of(path, method, data)
         if resume is None:
             await self._forward(scope, body, receive, send)
@@ -178,6 +267,18 @@ class ContextCheck:
             return await receive()
 
         await self.app(scope, replay, send)
+
+    async def _target(self, scope: Scope, path: str, ref: str | None) -> str | None:
+        """The method a request runs or changes: ``ref``, or the graph of an assistant or cron."""
+        patched = _PATCHED.match(path)
+        if ref is None and patched and patched["cron"]:
+            cron = await self._get_json(scope, f"/runs/crons/{patched['cron']}")
+            ref = cron.get("assistant_id") if isinstance(cron, dict) else None
+        if ref is None or ref in METHODS or not _UUID.fullmatch(ref):
+            return ref
+        assistant = await self._get_json(scope, f"/assistants/{ref}")
+        graph = assistant.get("graph_id") if isinstance(assistant, dict) else None
+        return graph if graph in METHODS else None
 
     async def _get_json(self, scope: Scope, path: str) -> Any:
         """GET ``path`` from the wrapped server (the caller's headers), as JSON; None on failure."""

@@ -8,13 +8,14 @@ server (or, live, any host or path the client named).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.capture_server import capture_server
+from tests.capture_server import CaptureServer, capture_server
 from tests.context_check import send
 
 KEY = "sk-operator-SECRET-4711"
@@ -135,7 +136,10 @@ async def test_what_the_operator_allowed_passes(
         payload = wrap(allowed)
         response, downstream = await send(method, path, payload)
         assert response.status_code == 200, (path, response.text)
-        assert json.loads(downstream.bodies[0]) == payload
+        sent = json.loads(downstream.bodies[0])
+        if isinstance(payload, dict):  # the server gets the settings as sent
+            sent = {k: v for k, v in sent.items() if k in payload}
+        assert sent == payload
 
 
 async def test_defaults_pass_without_any_allow_list():
@@ -176,70 +180,171 @@ def test_an_endpoint_key_goes_to_the_endpoint_it_was_configured_for(
     assert endpoint_key("http://vllm:8000/v1") == "vllm-key-123"
 
 
-@pytest.mark.slow
-async def test_a_live_server_sends_no_key_to_a_client_named_host_and_writes_no_client_path(
-    tmp_path: Path,
-):
-    """`langgraph dev` with the operator's keys: every hostile route is a 422, nothing leaves."""
-    from langgraph_sdk import get_client
-
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, CaptureServer, Path]]:
+    """`langgraph dev` with the middleware, the operator's keys and one indexed collection."""
     from tests.conftest import REPO
     from tests.langgraph_server import LanggraphDev
 
-    target = tmp_path / "client-chosen" / "milvus.db"
+    folder = tmp_path_factory.mktemp("langgraph-dev")
+    (folder / "home" / "manifests").mkdir(parents=True)
+    (folder / "home" / "manifests" / "scifact.json").write_text("{}")  # the operator indexed it
     graph = str(REPO / "tests" / "server_graph.py") + ":graph"
     env = {"OPENAI_API_KEY": KEY, "FACTDEBATE_MILVUS_TOKEN": MILVUS_TOKEN}
     with capture_server() as capture:
-        dev = LanggraphDev(tmp_path / "srv", {"tool-mad": graph}, env=env)
+        dev = LanggraphDev(folder, {"tool-mad": graph}, env=env)
         dev.start()
         try:
-            client = get_client(url=dev.url)
-            hostile = [
-                {"model": f"openai-compatible:m@{capture.url}/v1"},
-                {"milvus_uri": capture.url},
-                {"milvus_uri": str(target)},
-                {"rerank_model": str(target.parent)},
-            ]
-            claim = {"claim": "The Eiffel Tower is located in Paris."}
-            thread = await client.threads.create()
-            assistant = await client.assistants.create("tool-mad")
-            aid = assistant["assistant_id"]
-            for settings in hostile:
-                attempts = [
-                    client.runs.wait(None, "tool-mad", input=claim, context=settings),
-                    client.runs.wait(
-                        thread["thread_id"],
-                        "tool-mad",
-                        input=claim,
-                        config={"configurable": settings},
-                    ),
-                    client.assistants.create("tool-mad", context=settings),
-                    client.assistants.update(assistant["assistant_id"], context=settings),
-                    client.assistants.update(
-                        assistant["assistant_id"], config={"configurable": settings}
-                    ),
-                ]
-                for attempt in attempts:
-                    with pytest.raises(httpx.HTTPStatusError) as caught:
-                        await attempt
-                    assert caught.value.response.status_code == 422, settings
-                for path, rpc in (("/mcp", "tools/call"), (f"/a2a/{aid}", "message/send")):
-                    params = {"name": "tool-mad", "arguments": claim, "context": settings}
-                    reply = httpx.post(
-                        dev.url + path,
-                        json={"jsonrpc": "2.0", "id": 1, "method": rpc, "params": params},
-                        headers={"Accept": "application/json, text/event-stream"},
-                        timeout=30,
-                    )
-                    assert reply.status_code == 422, (path, reply.text[:300])
-            ok = await client.runs.wait(
-                None, "tool-mad", input=claim, context={"model": "scripted-server"}
-            )
-            assert ok["verdict"] == "SUPPORTS"  # what the operator allowed still runs
+            yield dev.url, capture, folder
         finally:
             dev.stop()
         assert capture.received == [], capture.text()[:500]
+
+
+def _detail(response: httpx.Response) -> str:
+    """The one-line detail of a 422."""
+    assert response.status_code == 422, (response.request.url, response.text[:300])
+    detail = str(response.json()["detail"])
+    assert "\n" not in detail
+    return detail
+
+
+@pytest.mark.service
+async def test_a_live_server_sends_no_key_to_a_client_named_host_and_writes_no_client_path(
+    live: tuple[str, CaptureServer, Path], tmp_path: Path
+):
+    """`langgraph dev` with the operator's keys: every route refuses in one line, nothing leaves.
+
+    The routes the middleware knows answer 422 before a run exists; the WebSocket, which it
+    does not see, is refused by the served graph when the run starts.
+    """
+    from langgraph_sdk import get_client
+
+    from tests.langgraph_server import websocket_run_failure
+
+    url, capture, _ = live
+    target = tmp_path / "client-chosen" / "milvus.db"
+    hostile = [
+        {"model": f"openai-compatible:m@{capture.url}/v1"},
+        {"milvus_uri": capture.url},  # a gRPC client's HTTP/2 preface would be captured too
+        {"milvus_uri": str(target)},
+        {"rerank_model": str(target.parent)},
+    ]
+    claim = {"claim": "The Eiffel Tower is located in Paris."}
+    client = get_client(url=url)
+    raw = httpx.AsyncClient(base_url=url, timeout=60)
+    thread = (await client.threads.create())["thread_id"]
+    assistant = await client.assistants.create("tool-mad")
+    aid = assistant["assistant_id"]
+    for settings in hostile:
+        (name,) = settings
+        sdk_attempts = [
+            client.runs.wait(None, "tool-mad", input=claim, context=settings),
+            client.runs.wait(thread, "tool-mad", input=claim, config={"configurable": settings}),
+            client.runs.wait(None, aid, input=claim, context=settings),  # an assistant by id
+            client.assistants.create("tool-mad", context=settings),
+            client.assistants.update(aid, context=settings),
+            client.assistants.update(aid, config={"configurable": settings}),
+        ]
+        details = []
+        for attempt in sdk_attempts:
+            with pytest.raises(httpx.HTTPStatusError) as caught:
+                await attempt
+            details.append(_detail(caught.value.response))
+        run = {"assistant_id": "tool-mad", "input": claim}
+        start = {"assistant_id": aid, "input": claim, "config": {"configurable": settings}}
+        cron = {**run, "schedule": "* * * * *", "context": settings}
+        rpc_params = {"name": "tool-mad", "arguments": claim, "context": settings}
+        requests = [
+            ("/runs/batch", [run, {**run, "context": settings}]),
+            ("/runs/crons", cron),
+            (f"/threads/{thread}/runs/crons", cron),
+            (f"/threads/{thread}/commands", {"id": 1, "method": "run.start", "params": start}),
+            ("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": rpc_params}),
+            (
+                f"/a2a/{aid}",
+                {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": rpc_params},
+            ),
+        ]
+        headers = {"Accept": "application/json, text/event-stream"}
+        for path, body in requests:
+            details.append(_detail(await raw.post(path, json=body, headers=headers)))
+        assert all(d.startswith(f"setting {name}=") for d in details), details
+        assert all("is not allowed on this server" in d for d in details), details
+        socket_thread = (await client.threads.create())["thread_id"]
+        refused = await websocket_run_failure(url, socket_thread, start)
+        assert refused == details[0]  # the graph's guard says the middleware's line
+    await raw.aclose()
+    crons = await client.crons.search()
+    assert crons == []  # no cron was created
+    ok = await client.runs.wait(None, "tool-mad", input=claim, context={"model": "scripted-server"})
+    assert ok["verdict"] == "SUPPORTS"  # what the operator allowed still runs
+    assert capture.received == [], capture.text()[:500]
     assert not target.parent.exists()
+
+
+@pytest.mark.service
+async def test_a_live_server_checks_an_assistant_named_by_id_like_a_named_graph(
+    live: tuple[str, CaptureServer, Path],
+):
+    from langgraph_sdk import get_client
+
+    url, _, _ = live
+    client = get_client(url=url)
+    aid = (await client.assistants.create("tool-mad"))["assistant_id"]
+    claim = {"claim": "The Eiffel Tower is located in Paris."}
+    for settings, words, configurable in [
+        ({"max_rounds": "abc"}, "setting max_rounds must be an integer", True),
+        ({"top_k": 0}, "setting top_k must be within 1..100", True),
+        # config.configurable also carries the server's own keys: only context names settings
+        ({"bogus": 1}, "unknown setting(s) for ToolMADContext: bogus", False),
+    ]:
+        attempts = [
+            client.runs.wait(None, aid, input=claim, context=settings),
+            client.assistants.update(aid, context=settings),
+        ]
+        if configurable:
+            attempts.append(
+                client.runs.create(None, aid, input=claim, config={"configurable": settings})
+            )
+        for attempt in attempts:
+            with pytest.raises(httpx.HTTPStatusError) as caught:
+                await attempt
+            assert words in _detail(caught.value.response)
+
+
+@pytest.mark.service
+async def test_a_live_server_accepts_an_indexed_collection_and_refuses_an_unknown_one(
+    live: tuple[str, CaptureServer, Path],
+):
+    """Under `langgraph dev` (blocking calls raise there) the collection look-up answers."""
+    url, _, folder = live
+    claim = {"claim": "The Eiffel Tower is located in Paris."}
+    async with httpx.AsyncClient(base_url=url, timeout=120) as raw:
+        context = {"model": "scripted-server", "collection": "scifact"}
+        done = await raw.post(
+            "/runs/wait", json={"assistant_id": "tool-mad", "input": claim, "context": context}
+        )
+        assert done.status_code == 200, done.text[:500]
+        assert done.json()["verdict"] == "SUPPORTS"
+        unknown = {"model": "scripted-server", "collection": "never_indexed"}
+        refused = await raw.post(
+            "/runs/wait", json={"assistant_id": "tool-mad", "input": claim, "context": unknown}
+        )
+        assert "name a collection this server has indexed" in _detail(refused)
+    assert "BlockingError" not in (folder / "server.log").read_text(errors="replace")
+
+
+@pytest.mark.service
+@pytest.mark.parametrize("path", ["/runs/wait", "/threads", "/store/items/search"])
+async def test_a_live_server_answers_deeply_nested_json_with_a_422(
+    live: tuple[str, CaptureServer, Path], path: str
+):
+    url, _, _ = live
+    deep = b'{"assistant_id": "tool-mad", "metadata": ' + b"[" * 1000 + b"]" * 1000 + b"}"
+    async with httpx.AsyncClient(base_url=url, timeout=60) as raw:
+        response = await raw.post(path, content=deep, headers={"content-type": "application/json"})
+    assert "nests deeper than" in _detail(response)
 
 
 @pytest.mark.parametrize(("name", "value"), HOSTILE[:8])

@@ -7,8 +7,6 @@ started the run. In process here; tests/server/test_served_guard_live.py runs a 
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
 import time
 from collections.abc import Iterator
@@ -18,11 +16,12 @@ from typing import Any
 import httpx
 import pytest
 
-from factdebate.graphs.registry import METHODS, context_class, langgraph_graphs, served_graph
+from factdebate.graphs.registry import METHODS, context_class, served_graph
 from factdebate.nodes.policy import collection_indexed, served
 from factdebate.tools.core.errors import SettingsError
 from tests.capture_server import CaptureServer, capture_server
 from tests.conftest import REPO
+from tests.langgraph_server import LanggraphDev, websocket_run_failure
 
 CLAIM = {"claim": "The Eiffel Tower is located in Paris."}
 
@@ -46,22 +45,6 @@ def test_every_served_graph_builds_its_settings_through_the_policy():
         assert issubclass(graph.context_schema, plain), name
         # Studio's settings form and the server's context filter read the same schema
         assert graph.get_context_jsonschema() == METHODS[name].load_graph().get_context_jsonschema()
-
-
-def test_langgraph_json_serves_the_policy_checked_graphs():
-    """Every graph the server loads from langgraph.json is the served one of its method."""
-    import importlib.util
-
-    config = json.loads((REPO / "langgraph.json").read_text())
-    assert config["graphs"] == langgraph_graphs()
-    spec = importlib.util.spec_from_file_location("served_check", REPO / "graphs" / "served.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    for name, target in config["graphs"].items():
-        path, _, attr = target.partition(":")
-        assert path == "./graphs/served.py", name
-        assert module.__dict__[attr] is served_graph(name), name
 
 
 @pytest.mark.parametrize(
@@ -120,6 +103,16 @@ def test_an_indexed_collection_is_found_without_creating_the_home(operator_env: 
         guarded(collection="../manifests/scifact")
 
 
+def test_the_capture_server_records_a_milvus_grpc_connection():
+    """So a capture server named as ``milvus_uri`` that records nothing was never reached."""
+    pymilvus = pytest.importorskip("pymilvus", reason="pymilvus is not installed")
+    with capture_server() as capture:
+        with pytest.raises(Exception):  # noqa: B017 - it answers no gRPC
+            pymilvus.MilvusClient(uri=capture.url, token=MILVUS_TOKEN, timeout=3)
+        seen = capture.received
+    assert seen and seen[0].startswith(b"PRI * HTTP/2.0")
+
+
 # A live `langgraph dev` serving the guarded graph WITHOUT the project's middleware: what the
 # in-graph guard alone does on every route that starts a run, including those the middleware
 # would answer first.
@@ -132,8 +125,6 @@ ACCEPT = {"Accept": "application/json, text/event-stream"}
 @pytest.fixture(scope="module")
 def bare_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, CaptureServer]]:
     """`langgraph dev` (no http.app) with the operator's keys, and a capture server."""
-    from tests.langgraph_server import LanggraphDev
-
     folder = tmp_path_factory.mktemp("bare-langgraph-dev")
     graph = str(REPO / "tests" / "server_graph.py") + ":graph"
     env = {"OPENAI_API_KEY": KEY, "FACTDEBATE_MILVUS_TOKEN": MILVUS_TOKEN}
@@ -158,26 +149,6 @@ def _refused(result: Any) -> str:
 
 def _join(client: httpx.Client, thread: str, run: str) -> Any:
     return client.get(f"/threads/{thread}/runs/{run}/join", timeout=60).json()
-
-
-async def _websocket_run(url: str, thread: str, params: dict[str, Any]) -> str:
-    """Start a run over the protocol v2 WebSocket: the error its lifecycle event reports."""
-    websockets = pytest.importorskip("websockets", reason="websockets is not installed")
-    address = url.replace("http://", "ws://") + f"/threads/{thread}/stream/events"
-    subscribe = {"channels": ["lifecycle"]}
-    async with websockets.connect(address) as ws:
-        await ws.send(
-            json.dumps({"id": 1, "method": "subscription.subscribe", "params": subscribe})
-        )
-        await ws.send(json.dumps({"id": 2, "method": "run.start", "params": params}))
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            event = json.loads(await asyncio.wait_for(ws.recv(), timeout=60))
-            data = (event.get("params") or {}).get("data") or {}
-            if event.get("method") == "lifecycle" and data.get("event") == "failed":
-                return str(data.get("error"))
-            assert data.get("event") != "completed", event
-    pytest.fail("the WebSocket run reported no end")
 
 
 @pytest.mark.service
@@ -227,7 +198,7 @@ async def test_without_the_middleware_every_route_is_refused_by_the_served_graph
         command = {"id": 1, "method": "run.start", "params": configured}
         started = client.post(f"/threads/{thread}/commands", json=command).json()
         reasons.append(_refused(_join(client, thread, started["result"]["run_id"])))
-        reasons.append(await _websocket_run(url, new_thread(), configured))
+        reasons.append(await websocket_run_failure(url, new_thread(), configured))
         assistant = client.post(
             "/assistants", json={"graph_id": "tool-mad", "context": settings}
         ).json()
