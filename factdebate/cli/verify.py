@@ -68,6 +68,13 @@ def verify(
     ] = None,
     note: Annotated[str, typer.Option(help="The reviewer's note (with --approve/--verdict).")] = "",
     evidence_from: Annotated[Path | None, typer.Option(help=EVIDENCE_FROM_HELP)] = None,
+    evidence_log: Annotated[
+        Path | None,
+        typer.Option(
+            help="Keep what every retrieval and search call returned in DIR/evidence "
+            "(Parquet; replay it with --evidence-from DIR)."
+        ),
+    ] = None,
 ) -> None:
     """Verify a claim (or answer a question with MADAM-RAG) and show the debate."""
     claim = _read_claim(claim)
@@ -101,7 +108,7 @@ def verify(
     started = time.perf_counter()
     try:
         with tallying() as searches:  # web searches answered by the cache vs paid calls
-            result = asyncio.run(_stream(claim, run, settings, as_json))
+            result = asyncio.run(_stream(claim, run, settings, as_json, evidence_log))
     except KeyboardInterrupt:
         fail("interrupted", 130)
     except FactDebateError as exc:
@@ -208,6 +215,10 @@ def _prepare(
 
             thread, checkpoint = review_store(thread, checkpoint, decided=approve or bool(verdict))
         context = build_context(spec, **settings)
+        if context.evidence_from:  # a snapshot that cannot be read stops before anything runs
+            from factdebate.evidence import open_replay
+
+            open_replay(context)
         if (thread is None) != (checkpoint is None):
             raise SettingsError("--thread and --checkpoint go together: give both or neither")
         if checkpoint is not None:
@@ -230,7 +241,9 @@ def _prepare(
     return _Run(spec, context, clean_claim(claim), docs, thread, checkpoint)
 
 
-async def _stream(claim: str, run: _Run, settings: dict[str, Any], as_json: bool) -> dict[str, Any]:
+async def _stream(
+    claim: str, run: _Run, settings: dict[str, Any], as_json: bool, evidence_log: Path | None
+) -> dict[str, Any]:
     """Run the debate, printing each turn as it streams; the result (or the review proposal)."""
     from factdebate.api import astream_verify, check_reachable
 
@@ -245,6 +258,7 @@ async def _stream(claim: str, run: _Run, settings: dict[str, Any], as_json: bool
         checkpoint=run.checkpoint,
         thread=run.thread,
         before_run=probe,
+        evidence_log=evidence_log,
         **settings,
     ):
         if node == "result":
