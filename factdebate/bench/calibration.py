@@ -37,8 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from factdebate.bench.scoring import RESULTS, read_results
+from factdebate.bench.report import literal_text
+from factdebate.bench.scoring import RESULTS
 from factdebate.nodes.tool_mad.gate import PAPER, PROFILES, GateProfile
+from factdebate.runs.reader import read_result_rows, skipped_note
 from factdebate.tools.core.errors import FactDebateError, SettingsError
 from factdebate.tools.core.files import write_atomic
 
@@ -119,6 +121,7 @@ class Calibration:
     reject: float
     proposals: dict[str, Proposal]
     effects: list[Effect] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # damaged rows left out, per file
 
 
 def _lowest(values: Iterable[float | None]) -> float | None:
@@ -181,11 +184,17 @@ def run_record(row: dict[str, Any]) -> RunRecord | None:
     )
 
 
-def read_runs(run_dirs: Sequence[Path]) -> list[RunRecord]:
+def read_runs(
+    run_dirs: Sequence[Path], skip_bad_rows: bool = False, skipped: list[str] | None = None
+) -> list[RunRecord]:
     """The Tool-MAD items of every run folder (``--repeats`` folders: every repeat).
+
+    Nothing is written. A damaged row stops the calibration, or with ``skip_bad_rows`` is
+    left out and named in ``skipped``.
 
     Raises:
         CalibrationError: a folder holds no results.jsonl, or no item has Tool-MAD scores.
+        RunReadError: a damaged row, without ``skip_bad_rows``.
     """
     records = []
     for folder in run_dirs:
@@ -194,7 +203,11 @@ def read_runs(run_dirs: Sequence[Path]) -> list[RunRecord]:
         if not files:
             raise CalibrationError(f"no {RESULTS} in {folder}: give finished bench run folders")
         for path in files:
-            records += [r for row in read_results(path) if (r := run_record(row)) is not None]
+            found = read_result_rows(path)
+            rows = found.checked(skip_bad_rows)
+            if skipped is not None and found.problems:
+                skipped.append(skipped_note(str(path), found.problems))
+            records += [r for row in rows if (r := run_record(row)) is not None]
     if not records:
         raise CalibrationError(
             "no item with Tool-MAD scores (per-round faithfulness and answer relevance) in "
@@ -324,15 +337,18 @@ def calibrate(
     keep: float = 0.9,
     reject: float = 0.5,
     ceilings: tuple[float, float] = (PAPER.faithfulness, PAPER.relevance),
+    skip_bad_rows: bool = False,
 ) -> Calibration:
     """Read the runs, propose thresholds, and measure them against every named profile.
 
     Raises:
-        CalibrationError, SettingsError: see ``read_runs`` and ``propose_threshold``.
+        CalibrationError, SettingsError, RunReadError: see ``read_runs`` and
+            ``propose_threshold``.
     """
     if not 0 <= reject <= 1:
         raise SettingsError(f"reject must be within 0..1, got {reject!r}")
-    runs = read_runs(run_dirs)
+    skipped: list[str] = []
+    runs = read_runs(run_dirs, skip_bad_rows, skipped)
     encoders = sorted({a.encoder for r in runs for a in r.agreements})
     if len(encoders) > 1:
         raise CalibrationError(
@@ -340,7 +356,7 @@ def calibrate(
             "their cosines sit on different scales; calibrate each encoder's runs apart"
         )
     proposals = propose(runs, keep, ceilings)
-    found = Calibration(runs, encoders, keep, reject, proposals)
+    found = Calibration(runs, encoders, keep, reject, proposals, skipped=skipped)
     f, r = proposals["faithfulness"].threshold, proposals["relevance"].threshold
     found.effects.append(effect(runs, "proposed", f, r))
     for profile in PROFILES.values():
@@ -383,6 +399,7 @@ def report(found: Calibration) -> str:
         f"{len(found.runs)} Tool-MAD items; {len(agreements)} agreements (rounds in which both "
         f"debaters concluded the same label): {rights} right, {len(agreements) - rights} wrong. "
         f"Relevance encoder(s): {', '.join(found.encoders) or 'unknown'}.",
+        *(f"\nNot counted: {note}." for note in found.skipped),
         "",
         f"Rule: per metric, the largest threshold on a 0.01 grid keeping at least "
         f"{found.keep:.2f} of the right agreements (lowest debater score), at most the ceiling; "
@@ -447,6 +464,7 @@ def profile_line(found: Calibration, name: str, date: str) -> str:
     return repr(proposed)
 
 
+@literal_text
 def plot(found: Calibration) -> bytes:
     """The two distributions as the paper's Fig. 3 draws them, as PNG bytes."""
     import matplotlib

@@ -9,9 +9,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from factdebate.bench.scoring import FAILED, RESULTS, read_results
+from factdebate.bench.scoring import FAILED, RESULTS
 from factdebate.datasets import ANSWER_TASK, LABEL_TASK
 from factdebate.runs.folder import RUN_FILE, RunFolderError
+from factdebate.runs.reader import read_result_rows, read_run_info
 from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.models.llm import redact
 from factdebate.tools.scoring.answers import answer_scores
@@ -61,18 +62,14 @@ def _correct(row: dict[str, Any], task: str) -> float:
 
 
 def _read_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The run's run.json and rows, checked; a damaged row stops the push (nothing is written)."""
     run_file, results = run_dir / RUN_FILE, run_dir / RESULTS
     if not run_file.is_file() or not results.is_file():
         raise RunFolderError(
             f"{run_dir} is not a bench run directory (needs {RUN_FILE}, {RESULTS})"
         )
-    try:
-        run = json.loads(run_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise RunFolderError(f"{run_file}: not valid JSON ({exc})") from exc
-    if not isinstance(run, dict) or not run.get("dataset") or not run.get("method"):
-        raise RunFolderError(f"{run_file}: expected an object with method and dataset")
-    rows = read_results(results)
+    run = read_run_info(run_dir).model_dump(mode="json", exclude_unset=True)
+    rows = read_result_rows(results, run.get("task")).checked(False, "nothing is pushed")
     if not rows:
         raise RunFolderError(f"{results} holds no results to push")
     return run, rows

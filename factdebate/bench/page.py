@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
-import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -15,10 +14,12 @@ from typing import Any
 from factdebate.bench.pareto import pareto_view
 from factdebate.bench.prices import Price, load_prices
 from factdebate.bench.provenance import provenance_rows
-from factdebate.bench.report import PLOT_DPI, PLOT_SIZE, interval_rows, pair_tests
+from factdebate.bench.report import PLOT_DPI, PLOT_SIZE, interval_rows, literal_text, pair_tests
 from factdebate.datasets import ANSWER_TASK
 from factdebate.pages.debate import environment, write_debate_page, write_page
-from factdebate.runs.folder import RunFolderError, RunNotFoundError
+from factdebate.runs.folder import RunFolderError
+from factdebate.runs.reader import RunReadError, read_metrics
+from factdebate.tools.core.files import read_bounded_bytes
 from factdebate.tools.core.secrets import redact_deep
 from factdebate.tools.scoring.answers import answer_scores
 
@@ -26,6 +27,7 @@ PAGE = "report.html"
 CONFUSION = "confusion.png"
 PAGES = "pages"  # folder of the per-item debate pages inside a run directory
 AUTO_PAGES = 50  # runs of at most this many items write per-item pages unless told otherwise
+MAX_PNG_BYTES = 16 * 1024**2  # largest plot file of a run put into a page
 
 
 def pages_wanted(pages: bool | None, items: int) -> bool:
@@ -86,10 +88,15 @@ def _data_uri(fig: Any) -> str:
 
 
 def _png_uri(path: Path) -> str | None:
-    """An existing PNG (the run's confusion matrix) as a data: URI, if it is there."""
-    if not path.is_file():
+    """An existing PNG (the run's confusion matrix) as a data: URI, if it is there.
+
+    Raises:
+        RunReadError: it is there but not a regular file, or over ``MAX_PNG_BYTES``.
+    """
+    if not path.exists():
         return None
-    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+    data = read_bounded_bytes(path, MAX_PNG_BYTES, "plot file", RunReadError)
+    return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
 def _integer_axis(axis: Any) -> None:
@@ -99,6 +106,7 @@ def _integer_axis(axis: Any) -> None:
     axis.set_major_locator(MaxNLocator(integer=True))
 
 
+@literal_text
 def _bars(
     groups: Sequence[str],
     series: Mapping[str, Sequence[float]],
@@ -148,6 +156,7 @@ def _pad(ax: Any, groups: int, center: float = 0.0) -> None:
     ax.set_xlim(center - pad, center + groups - 1 + pad)
 
 
+@literal_text
 def _counts(counts: dict[str, int], title: str, xlabel: str) -> str:
     """Items per category (rounds held, stop reasons): whole numbers on the count axis."""
     fig, ax = _figure()
@@ -163,6 +172,7 @@ def _counts(counts: dict[str, int], title: str, xlabel: str) -> str:
     return _data_uri(fig)
 
 
+@literal_text
 def _per_item(values: Sequence[float], title: str, ylabel: str, color: str) -> str:
     """One value per item, in dataset order (item numbers are whole numbers)."""
     fig, ax = _figure()
@@ -323,22 +333,28 @@ def _headline(metrics: dict[str, Any]) -> tuple[str, float]:
     return "accuracy", float(metrics.get("accuracy", 0.0))
 
 
-def render_compare_page(dirs: Sequence[Path], prices: Mapping[str, Price] | None = None) -> str:
+def render_compare_page(
+    dirs: Sequence[Path],
+    prices: Mapping[str, Price] | None = None,
+    *,
+    skip_bad_rows: bool = False,
+) -> str:
     """HTML of several finished runs side by side: scores, cost, latency, confusion matrices.
 
     Also accuracy against tokens (and USD, when ``prices`` price every run; default
-    ``load_prices()``) per run with the Pareto front.
+    ``load_prices()``) per run with the Pareto front. Run folders are only read; damaged
+    rows are refused, or with ``skip_bad_rows`` left out with a note (``check_rows``).
 
     Raises:
         FileNotFoundError: a directory without metrics.json.
-        ValueError: label runs mixed with answer runs.
+        ValueError: label runs mixed with answer runs, a damaged run file, damaged rows.
     """
-    runs = []
+    from factdebate.bench.rows import check_rows
+
+    runs: list[dict[str, Any]] = []
+    skipped = check_rows(dirs, skip_bad_rows)
     for directory in dirs:
-        path = Path(directory) / "metrics.json"
-        if not path.is_file():
-            raise RunNotFoundError(f"no metrics.json in {directory}: run the benchmark first")
-        metrics = json.loads(path.read_text(encoding="utf-8"))
+        metrics = read_metrics(directory).as_dict()
         runs.append(
             {
                 "name": Path(directory).name,
@@ -410,14 +426,18 @@ def render_compare_page(dirs: Sequence[Path], prices: Mapping[str, Price] | None
             rows=[],
             compare=True,
             paired=tests,
-            paired_notes=notes,
+            paired_notes=[*notes, *skipped],
             pareto=pareto,
         )
     )
 
 
 def write_compare_page(
-    path: str | Path, dirs: Sequence[Path], prices: Mapping[str, Price] | None = None
+    path: str | Path,
+    dirs: Sequence[Path],
+    prices: Mapping[str, Price] | None = None,
+    *,
+    skip_bad_rows: bool = False,
 ) -> Path:
     """Write the side-by-side page of ``dirs`` to ``path`` (atomically); return the path."""
-    return write_page(path, render_compare_page(dirs, prices))
+    return write_page(path, render_compare_page(dirs, prices, skip_bad_rows=skip_bad_rows))

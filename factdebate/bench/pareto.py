@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from factdebate.bench.prices import Price, run_usd
-from factdebate.bench.report import PLOT_DPI, PLOT_SIZE
+from factdebate.bench.report import PLOT_DPI, PLOT_SIZE, literal_text
 from factdebate.datasets import ANSWER_TASK
 
 Z95 = 1.959963984540054  # the normal quantile of a two-sided 95 % interval
@@ -93,6 +93,7 @@ def pareto_rows(
     return {"rows": rows, "usd": priced}
 
 
+@literal_text
 def plot_front(rows: Sequence[Mapping[str, Any]], cost: str, xlabel: str, title: str) -> str:
     """Score against ``cost`` ("tokens" or "usd") per run, 95 % error bars, the front joined.
 

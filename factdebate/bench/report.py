@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import statistics
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from factdebate.bench.metrics import UNPARSED, failed_item, label_metrics, unreadable_flags
 from factdebate.bench.prices import Price, load_prices, run_usd, usd_text
@@ -23,12 +24,33 @@ from factdebate.bench.stats import (
 )
 from factdebate.datasets import ANSWER_TASK, LABEL_TASK
 from factdebate.runs.folder import RunFolderError, RunNotFoundError
+from factdebate.runs.reader import read_metrics
 from factdebate.tools.core.files import write_atomic
 from factdebate.tools.scoring.answers import answer_scores, mean_answer_scores
 from factdebate.tools.websearch.cache import describe
 
 PLOT_SIZE = (6.4, 3.6)  # inches: every plot of a report has this size (640 x 360 pixels)
 PLOT_DPI = 100
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def literal_text(draw: Callable[P, R]) -> Callable[P, R]:
+    """``draw`` with every text of its figures drawn as the text it is (every plot uses it).
+
+    Run folder, method and dataset names reach plots as given: a ``$`` in one must not start
+    mathtext (a TeX command between two ``$`` would not draw at all, ``p$x^2$`` would draw as
+    a formula), and TeX is off.
+    """
+
+    @functools.wraps(draw)
+    def drawn(*args: P.args, **kwargs: P.kwargs) -> R:
+        import matplotlib
+
+        with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+            return draw(*args, **kwargs)
+
+    return drawn
 
 
 def _percentile(values: Sequence[float], q: float) -> float:
@@ -135,6 +157,7 @@ def compute_answer_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+@literal_text
 def plot_confusion(metrics: dict[str, Any], path: Path, title: str) -> None:
     """Save the confusion matrix (gold rows, predicted columns) as a PNG."""
     import matplotlib
@@ -497,21 +520,28 @@ def _scores(m: dict[str, Any]) -> str:
     return f"{score('accuracy')} | {score('macro_f1')} | {m['unparsed']}"
 
 
-def compare_runs(dirs: Sequence[Path], prices: Mapping[str, Price] | None = None) -> str:
+def compare_runs(
+    dirs: Sequence[Path],
+    prices: Mapping[str, Price] | None = None,
+    *,
+    skip_bad_rows: bool = False,
+) -> str:
     """Side-by-side Markdown table of several runs' metrics.json (all label or all answer runs).
 
     USD comes from ``prices`` (default: ``load_prices()``), so a price set after a run counts.
 
+    Nothing in the run folders is written. A run with damaged rows is refused, or with
+    ``skip_bad_rows`` its other rows are compared and a note says how many were skipped.
+
     Raises:
         FileNotFoundError: a directory without metrics.json.
-        ValueError: label runs mixed with answer runs (their scores are not comparable).
+        ValueError: label runs mixed with answer runs (their scores are not comparable), a
+            damaged metrics.json or run.json, damaged rows without ``skip_bad_rows``.
     """
-    loaded = []
-    for directory in dirs:
-        path = Path(directory) / "metrics.json"
-        if not path.is_file():
-            raise RunNotFoundError(f"no metrics.json in {directory}: run the benchmark first")
-        loaded.append((Path(directory), json.loads(path.read_text(encoding="utf-8"))))
+    from factdebate.bench.rows import check_rows
+
+    loaded = [(Path(directory), read_metrics(directory).as_dict()) for directory in dirs]
+    skipped = check_rows(dirs, skip_bad_rows)
     tasks = {m.get("task", LABEL_TASK) for _, m in loaded}
     if len(tasks) > 1:
         raise RunFolderError("cannot compare label runs (claims) with answer runs (questions)")
@@ -543,6 +573,7 @@ def compare_runs(dirs: Sequence[Path], prices: Mapping[str, Price] | None = None
             "differ, so the numbers are not directly comparable.",
         ]
     lines += _paired_lines(*pair_tests([d for d, _ in loaded], task), task)
+    lines += [f"\nNote: {note}" for note in skipped]
     return "\n".join(lines) + "\n"
 
 

@@ -34,7 +34,7 @@ from factdebate.bench.scoring import (
     correct,
     failed_row,
     llm_calls,
-    read_results,
+    repair_results,
     result_row,
     tokens,
 )
@@ -49,6 +49,7 @@ from factdebate.runs.folder import (
     check_rows_free,
     check_same_run,
     make_out_dir,
+    rows_lock,
 )
 from factdebate.tools.core.errors import FactDebateError, SettingsError
 from factdebate.tools.core.evidence_hook import item_scope
@@ -132,7 +133,8 @@ async def arun_bench(
     check_same_run(out_dir, run, SAME_RUN_KEYS, recorded_later=("data",))
 
     wanted = {i.id for i in items}
-    rows = [r for r in read_results(out_dir / RESULTS) if str(r["id"]) in wanted]
+    with rows_lock(out_dir / RESULTS, wait=False):  # the repair rewrites: its one writer only
+        rows = [r for r in repair_results(out_dir / RESULTS) if str(r["id"]) in wanted]
     done_ids = {str(r["id"]) for r in rows}
     todo = [i for i in items if i.id not in done_ids]
     accepted = input_keys(graph)

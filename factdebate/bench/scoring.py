@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
 from factdebate.api import contract
 from factdebate.bench.items import BenchItem
 from factdebate.datasets import ANSWER_TASK
-from factdebate.runs.folder import read_rows
+from factdebate.runs.folder import write_rows
+from factdebate.runs.reader import read_result_rows
 from factdebate.tools.core.secrets import redact, redact_deep
 from factdebate.tools.scoring.answers import answer_scores
 
+log = logging.getLogger("factdebate")
 RESULTS = "results.jsonl"
 """The bench run folder's rows, one per finished item."""
 FAILED = "error"
@@ -19,8 +22,41 @@ FAILED = "error"
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:
-    """A bench run's rows; a torn or repeated line is dropped and the file repaired."""
-    return read_rows(path, repair=True)
+    """A bench run's valid rows (the first of each id), read only: the file is never changed.
+
+    A damaged line (torn, not a row, out of bounds, a repeated id) is logged and left out;
+    a command that must not count a run with damaged rows reads ``read_result_rows`` and
+    decides (``RowsRead.checked``).
+    """
+    found = read_result_rows(path)
+    for problem in found.problems:
+        log.warning("left out: %s", problem)
+    return found.rows
+
+
+def repair_results(path: Path) -> list[dict[str, Any]]:
+    """Bench resume only, its folder's one writer (hold ``rows_lock``): the rows, file repaired.
+
+    A torn last line (a killed write), a line that is not a valid row (its item runs again)
+    and a repeated id are dropped, each logged, and the file is rewritten without them,
+    ending in a newline, so the rows the resumed run appends stay one per line.
+    """
+    found = read_result_rows(path)
+    for problem in found.problems:
+        log.warning("dropped before resuming: %s", problem)
+    if found.problems or (path.is_file() and not _ends_in_newline(path)):
+        write_rows(path, found.rows)
+    return found.rows
+
+
+def _ends_in_newline(path: Path) -> bool:
+    """Whether a non-empty file's last byte is a newline (an empty file counts as ending so)."""
+    with path.open("rb") as handle:
+        handle.seek(0, 2)
+        if handle.tell() == 0:
+            return True
+        handle.seek(-1, 2)
+        return handle.read(1) == b"\n"
 
 
 def prediction(out: dict[str, Any], task: str) -> Any:

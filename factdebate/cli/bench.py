@@ -125,6 +125,14 @@ def bench(
         ),
     ] = None,
     evidence_from: Annotated[Path | None, typer.Option(help=EVIDENCE_FROM_HELP)] = None,
+    skip_bad_rows: Annotated[
+        bool,
+        typer.Option(
+            "--skip-bad-rows",
+            help="With --compare: leave out damaged results.jsonl rows (and say how many) "
+            "instead of refusing the run.",
+        ),
+    ] = False,
     price: Annotated[
         list[str] | None,
         typer.Option(
@@ -150,14 +158,18 @@ def bench(
         if not runs:
             fail("--compare needs one or more RUN_DIR arguments")
         try:
-            print_markdown(compare_runs(list(runs or []), prices=prices))
+            print_markdown(
+                compare_runs(list(runs or []), prices=prices, skip_bad_rows=skip_bad_rows)
+            )
         except FactDebateError as exc:
             fail(str(exc))
         if html is not None:
             from factdebate.bench.page import write_compare_page
 
             save_page(
-                lambda: write_compare_page(html, list(runs or []), prices=prices),
+                lambda: write_compare_page(
+                    html, list(runs or []), prices=prices, skip_bad_rows=skip_bad_rows
+                ),
                 what="comparison page",
             )
         return

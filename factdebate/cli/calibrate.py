@@ -42,12 +42,21 @@ def calibrate_gate(
     name: Annotated[
         str, typer.Option(help="Profile name for the proposed row of the profile table.")
     ] = "calibrated",
+    skip_bad_rows: Annotated[
+        bool,
+        typer.Option(
+            "--skip-bad-rows",
+            help="Leave out damaged results.jsonl rows (named in the report) instead of refusing.",
+        ),
+    ] = False,
 ) -> None:
     """Propose stability thresholds from the scores of right and wrong agreements (Fig. 3)."""
     from factdebate.bench.calibration import calibrate, profile_line, report, write
 
     try:
-        found = calibrate(run_dirs, keep, reject, (ceiling_faithfulness, ceiling_relevance))
+        found = calibrate(
+            run_dirs, keep, reject, (ceiling_faithfulness, ceiling_relevance), skip_bad_rows
+        )
         paths = write(found, out_dir or run_dirs[0] / "calibration")
     except FactDebateError as exc:
         fail(str(exc))

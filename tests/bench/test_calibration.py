@@ -135,7 +135,8 @@ def test_cli_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
     empty.mkdir()
     result = runner.invoke(app, ["calibrate-gate", str(empty)])
     assert result.exit_code == 2 and "no results.jsonl" in result.output
-    other = write_run(tmp_path / "other", [{"id": "1", "gold": "x", "result": {"verdict": "x"}}])
+    verdict = {"verdict": "SUPPORTS"}
+    other = write_run(tmp_path / "other", [{"id": "1", "gold": "SUPPORTS", "result": verdict}])
     result = runner.invoke(app, ["calibrate-gate", str(other)])
     assert result.exit_code == 2 and "no item with Tool-MAD scores" in result.output
     synthetic = write_run(tmp_path / "s", [item("r", "REFUTES", "REFUTES", 0.7)])

@@ -68,9 +68,14 @@ def test_compute_metrics_on_hand_values() -> None:
 
 
 def test_compare_refuses_label_and_answer_runs_together(tmp_path: Path) -> None:
-    for name, task in (("labels", "labels"), ("answers", "answers")):
+    counts = {"llm_calls": 0, "input_tokens": 0, "output_tokens": 0}
+    cost = {**counts, "per_item": counts}
+    for name, task, score in (("labels", "labels", "accuracy"), ("answers", "answers", "f1")):
+        metrics = {"task": task, "n": 0, score: 0.0, "exact_match": 0.0, "cost": cost}
         (tmp_path / name).mkdir()
-        (tmp_path / name / "metrics.json").write_text(json.dumps({"task": task}))
+        (tmp_path / name / "metrics.json").write_text(
+            json.dumps({**metrics, "latency": {"mean_s": 0.0}})
+        )
     with pytest.raises(ValueError, match="cannot compare"):
         compare_runs([tmp_path / "labels", tmp_path / "answers"])
 

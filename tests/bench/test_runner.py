@@ -17,6 +17,7 @@ import pytest
 
 from factdebate.bench import read_results, run_bench
 from factdebate.bench.report import compare_runs
+from factdebate.bench.scoring import repair_results
 from factdebate.tools.models.providers import register_model
 from tests.conftest import REPO, data_or_skip
 from tests.fakes import ScriptedChatModel
@@ -121,12 +122,14 @@ def test_concurrency_cap_is_respected(tmp_path: Path) -> None:
     assert state["peak"] == 3
 
 
-def test_truncated_last_line_is_dropped(tmp_path: Path) -> None:
+def test_truncated_last_line_is_dropped_and_only_resume_rewrites(tmp_path: Path) -> None:
     path = tmp_path / "results.jsonl"
     good = '{"id": "a", "gold": "SUPPORTS"}\n'
     path.write_text(good + good + '{"id": "b", "go')
     rows = read_results(path)
     assert [r["id"] for r in rows] == ["a"]
+    assert path.read_text() == good + good + '{"id": "b", "go'  # reading never writes
+    assert [r["id"] for r in repair_results(path)] == ["a"]  # bench resume, its one writer
     assert path.read_text() == good
 
 

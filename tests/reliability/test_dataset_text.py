@@ -57,7 +57,10 @@ def test_bench_reads_a_results_row_holding_a_line_separator(tmp_path: Path) -> N
     from factdebate.bench import read_results
 
     path = tmp_path / "results.jsonl"
-    rows = [{"id": "1", "errors": [{"raw": "a\u2028b"}]}, {"id": "2"}]
+    rows = [
+        {"id": "1", "gold": "SUPPORTS", "errors": [{"raw": "a\u2028b"}]},
+        {"id": "2", "gold": "REFUTES"},
+    ]
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
     assert read_results(path) == rows
 

@@ -153,9 +153,9 @@ from pathlib import Path
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
 limit = int(sys.argv[2])
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-from factdebate.bench import read_results
+from factdebate.bench.scoring import repair_results
 try:
-    read_results(Path(sys.argv[1]))
+    repair_results(Path(sys.argv[1]))
 except OSError as exc:
     print("write failed:", exc.errno)
 """
@@ -170,7 +170,10 @@ def test_a_failed_rewrite_of_results_keeps_every_finished_row(tmp_path: Path):
     from factdebate.bench import read_results
 
     path = tmp_path / "results.jsonl"
-    rows = [{"id": f"item-{i}", "prediction": "SUPPORTS", "note": "x" * 200} for i in range(40)]
+    rows = [
+        {"id": f"item-{i}", "gold": "SUPPORTS", "prediction": "SUPPORTS", "note": "x" * 200}
+        for i in range(40)
+    ]
     text = "".join(json.dumps(r) + "\n" for r in rows) + '{"id": "item-40", "predic'
     path.write_text(text, encoding="utf-8")  # a truncated last line forces the rewrite
     limit = len(text) // 2

@@ -8,6 +8,7 @@ import secrets
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from factdebate.tools.core.errors import FactDebateError, SettingsError
 
@@ -100,21 +101,61 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         tmp.write_bytes(payload)
 
 
-def read_bounded(path: Path, limit: int, what: str) -> str:
-    """The UTF-8 text of a small settings or table file, at most ``limit`` bytes.
+def open_regular(path: Path, what: str, error: type[FactDebateError] = SettingsError) -> BinaryIO:
+    """Open ``path`` for reading only if it is a regular file (a symlink to one is followed).
+
+    The file is opened without blocking and checked on the open handle, so a FIFO (which
+    would wait forever for a writer) or a device is refused before a byte is read.
 
     Raises:
-        SettingsError: the file cannot be read, is larger than ``limit`` or is not UTF-8,
-            named as ``what PATH`` in one line.
+        error: the path is missing, a folder, a FIFO, a device or a socket, or cannot be
+            opened, named as ``what PATH`` in one line.
     """
     try:
-        with Path(path).open("rb") as handle:
-            data = handle.read(limit + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise SettingsError(f"{what} {path}: {exc.strerror or exc}") from None
+        raise error(f"{what} {path}: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a device or a pipe)"
+            raise error(f"{what} {path}: is {kind}; give a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bounded_bytes(
+    path: Path, limit: int, what: str, error: type[FactDebateError] = SettingsError
+) -> bytes:
+    """The bytes of a regular file, at most ``limit`` of them (see ``open_regular``).
+
+    Raises:
+        error: the file is not a regular file, cannot be read, or is larger than ``limit``.
+    """
+    with open_regular(Path(path), what, error) as handle:
+        try:
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise error(f"{what} {path}: {exc.strerror or exc}") from None
     if len(data) > limit:
-        raise SettingsError(f"{what} {path} is over {limit} bytes")
+        raise error(f"{what} {path} is over {limit} bytes")
+    return data
+
+
+def read_bounded(
+    path: Path, limit: int, what: str, error: type[FactDebateError] = SettingsError
+) -> str:
+    """The UTF-8 text of a regular file, at most ``limit`` bytes (FIFOs and devices refused).
+
+    Raises:
+        error: (default ``SettingsError``) the file is not a regular file, cannot be read, is
+            larger than ``limit`` or is not UTF-8, named as ``what PATH`` in one line.
+    """
+    data = read_bounded_bytes(path, limit, what, error)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SettingsError(f"{what} {path}: not UTF-8 text ({exc.reason})") from None
+        raise error(f"{what} {path}: not UTF-8 text ({exc.reason})") from None
