@@ -22,10 +22,13 @@ export LANGGRAPH_NO_VERSION_CHECK := true
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_OPENMP=OFF
 
 $(VENV)/.installed: pyproject.toml constraints.txt Makefile
+	@echo "first install: a venv in $(VENV), then torch (CPU), then llama.cpp compiled from source"
+	@echo "(5-20 minutes on 2 cores: 19 min was measured on a busy machine), then the project"
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade "pip>=25,<27"
 	$(VENV)/bin/pip install --quiet -c constraints.txt torch==2.13.0
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(VENV)/bin/pip install --quiet --no-cache-dir \
+	@echo "compiling llama.cpp (llama-cpp-python): the longest step; pip shows it below"
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(VENV)/bin/pip install --progress-bar off --no-cache-dir \
 		--force-reinstall --no-deps -c constraints.txt llama-cpp-python
 	$(VENV)/bin/pip install --quiet -c constraints.txt -e ".[dev]"
 	touch $@

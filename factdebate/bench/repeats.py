@@ -108,11 +108,19 @@ async def arun_repeats(
         notes.append(GREEDY_NOTE)
     first: dict[str, Any] = {}
     wall = 0.0
+    before = {"correct": 0.0, "calls": 0, "tok": 0}  # the repeats already finished
     for r in range(1, repeats + 1):
+        latest = dict(before, correct=0.0, calls=0, tok=0)
 
-        def tracked(done: int, total: int, acc: float, calls: int, tok: int, r: int = r) -> None:
+        def tracked(
+            done: int, total: int, acc: float, calls: int, tok: int, r: int = r
+        ) -> None:  # the progress line counts the whole run, not this repeat alone
+            latest.update(correct=acc * done, calls=calls, tok=tok)
             if progress is not None:
-                progress((r - 1) * total + done, repeats * total, acc, calls, tok)
+                seen = (r - 1) * total + done
+                right = (before["correct"] + acc * done) / max(1, seen)
+                used, spent = int(before["calls"]) + calls, int(before["tok"]) + tok
+                progress(seen, repeats * total, right, used, spent)
 
         metrics = await arun_bench(
             method,
@@ -122,6 +130,7 @@ async def arun_repeats(
             progress=tracked,
             **options,
         )
+        before = {key: before[key] + latest[key] for key in before}
         first = first or metrics
         wall += float(metrics["run"].get("wall_s") or 0.0)
         if r == 1:  # repeat 1 checked the settings and the data: record the whole run

@@ -17,7 +17,7 @@ from factdebate.cli.common import (
     checked_settings,
 )
 from factdebate.cli.console import err, fail, out, print_markdown, save_page
-from factdebate.cli.progress import DEFAULT_EVERY_S, track_progress
+from factdebate.cli.progress import DEFAULT_EVERY_S, bench_progress, run_model
 from factdebate.settings import (
     MAX_CONCURRENCY,
     MAX_REPEATS,
@@ -233,11 +233,8 @@ def bench(
 
             require_api_key()
         score = "EM" if dataset_task(dataset) == ANSWER_TASK else "acc"
-        with track_progress(f"{method} on {dataset}", progress_every) as track:
-
-            def progress(done: int, total: int, accuracy: float, calls: int, tokens: int) -> None:
-                track(done, total, f"{score} {accuracy:.1%} · {calls} calls · {tokens} tok")
-
+        label, model = f"{method} on {dataset}", run_model(context)
+        with bench_progress(label, progress_every, score, method, model) as progress:
             run_repeats(
                 method,
                 dataset,

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from factdebate.cli.console import err, fail, out, print_markdown
-from factdebate.cli.progress import track_progress
+from factdebate.cli.progress import bench_progress, run_model
 from factdebate.tools.core.errors import FactDebateError
 
 
@@ -48,11 +48,11 @@ def run_suite_command(
     )
 
     def run(name: str, folder: Path, settings: dict[str, Any]) -> None:
-        with track_progress(f"{name} on {dataset}", progress_every) as track:
+        from factdebate.datasets import ANSWER_TASK, dataset_task
 
-            def progress(done: int, total: int, accuracy: float, calls: int, tokens: int) -> None:
-                track(done, total, f"{accuracy:.1%} · {calls} calls · {tokens} tok")
-
+        score = "EM" if dataset_task(dataset) == ANSWER_TASK else "acc"  # as bench's own line
+        label, model = f"{name} on {dataset}", run_model(settings)
+        with bench_progress(label, progress_every, score, name, model) as progress:
             run_repeats(name, dataset, folder, context=settings, progress=progress, **options)
 
     def match(name: str, debate: Path, folder: Path, settings: dict[str, Any]) -> int:

@@ -20,6 +20,7 @@ from factdebate.cli.common import (
     checked_settings,
 )
 from factdebate.cli.console import err, fail, out, save_page
+from factdebate.cli.progress import timed_run
 from factdebate.cli.show import print_turn, show_final, without_given
 from factdebate.tools.core.errors import FactDebateError, SettingsError
 from factdebate.tools.core.secrets import redact
@@ -107,7 +108,8 @@ def verify(
         )
     started = time.perf_counter()
     try:
-        with tallying() as searches:  # web searches answered by the cache vs paid calls
+        # web searches answered by the cache vs paid calls; on a local model, the expected time
+        with tallying() as searches, timed_run(run.spec.name, str(run.context.model)):
             result = asyncio.run(_stream(claim, run, settings, as_json, evidence_log))
     except KeyboardInterrupt:
         fail("interrupted", 130)

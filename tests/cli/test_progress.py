@@ -61,7 +61,7 @@ def test_a_line_comes_every_interval_while_nothing_finishes() -> None:
         while sink.getvalue().count("\n") < 3 and time.monotonic() < deadline:
             time.sleep(0.05)
     printed = sink.getvalue().splitlines()
-    assert len(printed) >= 4  # opening, two beats, closing
+    assert len(printed) >= 3  # opening, two beats; no closing line repeating the same count
     assert all(line.startswith("slow: 0/3 items (0%) · elapsed ") for line in printed)
 
 
@@ -118,3 +118,96 @@ def test_bench_pace_counts_only_items_finished_in_this_process():
     now[0] += 3480.0
     assert pace.update(8, 10) == "0.05 items/min · ETA 0:40:00"
     assert pace.update(10, 10).endswith("ETA 0:00:00")
+
+
+# --------------------------------------------------------------------------- live counts
+
+
+def test_the_meter_counts_each_call_as_it_ends(scripted) -> None:
+    """Calls made inside ``metering`` (any task) are counted when each one ends, not per item."""
+    import asyncio
+
+    from factdebate.cli.progress import metering
+
+    _, model = scripted([], default="Reasoning.\n**SUPPORTS**")
+
+    async def two_calls() -> None:
+        await model.ainvoke("first question")
+        await asyncio.gather(asyncio.create_task(model.ainvoke("second question")))
+
+    with metering() as meter:
+        asyncio.run(two_calls())
+    assert meter.calls == 2
+    assert meter.tokens == 2 * (2 + 2)  # word counts in and out, as the scripted model reports
+    assert meter.seconds_per_call() is not None
+    asyncio.run(two_calls())  # outside the block: not counted
+    assert meter.calls == 2
+
+
+def test_a_line_shows_calls_and_tokens_while_an_item_runs() -> None:
+    from factdebate.cli.progress import CallMeter, _live_counts
+
+    clock = Clock()
+    meter = CallMeter(clock)
+    base = {"calls": 10, "tokens": 500, "done": 1, "total": 3}  # an earlier process's work
+    live = lambda: _live_counts(meter, base, 20.0, clock)  # noqa: E731
+    sink = io.StringIO()
+    lines = ProgressLines("tool-mad on x", sink, every=3600, clock=clock, live=live)
+    lines.update(1, 3, "acc 100.0%")
+    assert lines.line().endswith("acc 100.0% · 10 calls · 500 tok")
+    clock.now += 30
+    answer = type("R", (), {"generations": [[type("G", (), {"message": None})()]]})()
+    for _ in range(3):  # three calls of the running item end; no item has finished
+        meter.on_llm_end(answer)
+    assert lines.line().endswith(
+        "acc 100.0% · 13 calls · 500 tok · 10.0 s/call · about 0:06:10 left"
+    )  # 2 items x 20 calls left, 3 made: 37 calls at 10 s
+
+
+def test_the_forecast_uses_measured_calls_and_this_machines_pace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from factdebate.cli.progress import CallMeter, bench_progress, forecast, remember_pace
+
+    monkeypatch.setenv("FACTDEBATE_HOME", str(tmp_path))
+    assert forecast("tool-mad", "openai:gpt-4o-mini", 3) is None  # not a local model
+    first = forecast("tool-mad", "local", 3)
+    assert first is not None and "about 28.5 model calls an item" in first
+    assert "the time follows from the first calls" in first
+    clock = Clock()
+    meter = CallMeter(clock)
+    for _ in range(4):
+        meter.on_llm_end(None)
+    clock.now += 8.0
+    remember_pace("local", meter)  # 2 s a call, kept for the next run
+    assert json.loads((tmp_path / "pace.json").read_text())["local"]["seconds_per_call"] == 2.0
+    assert forecast("tool-mad", "local", 3) == (
+        "expected time on local: 0:02:51 for 3 item(s): about 28.5 model calls an item "
+        "(tool-mad's measured mean), at 2.0 s a call as measured on this machine"
+    )
+    with bench_progress("tool-mad on x", 3600, "acc", "tool-mad", "local") as progress:
+        progress(1, 3, 1.0, 30, 900)  # one item done by an earlier process: 2 left
+    printed = capsys.readouterr().err.splitlines()
+    assert printed[0].startswith("expected time on local: 0:01:54 for 2 item(s)")
+    assert printed[1].startswith("tool-mad on x: 1/3 items (33%)")
+    assert printed[1].endswith("acc 100.0% · 30 calls · 900 tok")
+
+
+def test_a_repeats_line_counts_the_whole_run(tmp_path: Path, data_home, scripted) -> None:
+    from factdebate.bench.scoring import llm_calls, read_results
+    from factdebate.datasets import datasets_root
+
+    if not (datasets_root() / "fever").exists():
+        pytest.skip(f"benchmark data not found at {datasets_root()}")
+    name, _ = scripted([], default="Reasoning.\n**SUPPORTS**")
+    args = ["bench", "--method", "cot", "--dataset", "fever-mini", "--limit", "2", "--repeats", "2"]
+    out = tmp_path / "run"
+    result = runner.invoke(app, [*args, "--model", name, "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("cot on fever-mini: ")]
+    calls = sum(llm_calls(r) for f in out.rglob("results.jsonl") for r in read_results(f))
+    assert calls == 4
+    assert lines[-1].startswith("cot on fever-mini: 4/4 items (100%)")
+    assert f"acc 100.0% · {calls} calls · " in lines[-1] or f" · {calls} calls · " in lines[-1]
