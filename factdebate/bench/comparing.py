@@ -23,6 +23,8 @@ from factdebate.bench.stats import (
 from factdebate.datasets import ANSWER_TASK, LABEL_TASK
 from factdebate.runs.folder import RunNotFoundError
 from factdebate.runs.reader import read_run_info
+from factdebate.tools.core.errors import FactDebateError
+from factdebate.tools.core.files import read_bounded
 
 SMALL_SAMPLE = 30
 """Items under which a compare table warns that its intervals are wide."""
@@ -85,11 +87,16 @@ def settings_lines(loaded: Sequence[tuple[Path, Mapping[str, Any]]]) -> list[str
     return lines
 
 
+MAX_MATCH_BYTES = 1024**2  # largest match.json read
+
+
 def _match_text(directory: Path) -> str:
-    """How ``directory``'s ``k`` was matched to another run, from its match.json ("" if not)."""
+    """How ``directory``'s ``k`` was matched to another run, from its match.json ("" if none)."""
     path = Path(directory) / "match.json"
+    if not path.exists():
+        return ""
     try:
-        plan = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        plan = json.loads(read_bounded(path, MAX_MATCH_BYTES, "match file"))
         target = plan["target"]
         return (
             f"; k = {int(plan['k'])}, matched on {plan['on']} to "
@@ -97,8 +104,8 @@ def _match_text(directory: Path) -> str:
             f"{float(plan['target_per_item']):g} {plan['on']} per item over {target['items']} "
             f"items; {float(plan['per_sample']):g} per sample)"
         )
-    except (OSError, ValueError, TypeError, KeyError):
-        return ""
+    except (FactDebateError, ValueError, TypeError, KeyError) as exc:
+        return f"; its match.json cannot be read ({str(exc).splitlines()[0][:200]})"
 
 
 def pair_tests(

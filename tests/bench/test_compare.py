@@ -153,3 +153,18 @@ def test_comparison_states_each_runs_settings_and_a_matched_k(tmp_path: Path, sc
     assert "Settings each run ran with:" in table
     assert re.search(r"- run0: limit None, seed 0; settings `\{\"model\": \"scripted-", table)
     assert "k = 7, matched on calls to tool-mad (tool-mad: 6.5 calls per item" in table
+
+
+def test_a_usd_plot_where_every_cost_is_0_is_not_drawn(tmp_path: Path, scripted: Scripted):
+    from factdebate.bench.pareto import pareto_view
+    from factdebate.bench.prices import Price
+    from factdebate.runs.reader import read_metrics
+
+    (run,) = runs(tmp_path, scripted, "SR", True)
+    metrics = read_metrics(run).as_dict()
+    model = str(metrics["run"]["context"]["model"])
+    free = pareto_view([("run0", metrics)], {model: Price(0.0, 0.0)})
+    assert free["usd"] and not free["usd_plot"]
+    assert [p["id"] for p in free["plots"]] == ["pareto-tokens"]
+    paid = pareto_view([("run0", metrics)], {model: Price(1.0, 1.0)})
+    assert [p["id"] for p in paid["plots"]] == ["pareto-tokens", "pareto-usd"]
