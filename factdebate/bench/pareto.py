@@ -140,7 +140,10 @@ def plot_front(rows: Sequence[Mapping[str, Any]], cost: str, xlabel: str, title:
 def pareto_view(
     runs: Sequence[tuple[str, Mapping[str, Any]]], prices: Mapping[str, Price]
 ) -> dict[str, Any]:
-    """The compare page's Pareto section: its table rows and its one or two plots."""
+    """The compare page's Pareto section: its table rows and its plots.
+
+    The USD plot is drawn when every run is priced and one of them cost more than $0.
+    """
     found = pareto_rows(runs, prices)
     rows = found["rows"]
     plots = [
@@ -150,7 +153,8 @@ def pareto_view(
             "id": "pareto-tokens",
         }
     ]
-    if found["usd"]:
+    usd_plot = found["usd"] and any(float(r["usd"]) > 0 for r in rows)  # all $0: no plot
+    if usd_plot:
         plots.append(
             {
                 "title": "Accuracy against USD per item (95 % intervals; the Pareto front)",
@@ -158,4 +162,4 @@ def pareto_view(
                 "id": "pareto-usd",
             }
         )
-    return {"rows": rows, "plots": plots, "usd": found["usd"]}
+    return {"rows": rows, "plots": plots, "usd": found["usd"], "usd_plot": usd_plot}
