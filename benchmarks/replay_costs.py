@@ -7,9 +7,10 @@ and documents read back from the recorded prompts) through the OpenAI-compatible
 of the test suite, which answers each call with the recorded answer of the same turn, and
 counts what went over the wire (tokens estimated as characters / 4, as the recording counts
 them; input = the prompt of each call, without the one-line date message; a JSON schema sent
-as the provider's ``response_format`` is not counted). MAD-Fact is not replayed. Last, the 12
-recorded Tool-MAD debates of 2026-11-27 are replayed under the ``paper`` gate profile and the
-default (``benchmarks/replay_gate.py``): rounds and calls per claim, by gold label.
+as the provider's ``response_format`` is not counted). MAD-Fact is not replayed. Last, the 24
+recorded Tool-MAD debates are replayed under both NOT ENOUGH INFO rules
+(``benchmarks/replay_gate.py``): calls per claim and accuracy by gold label, in sample for the
+named profiles and held out for the calibration rule.
 Run: .venv/bin/python -m benchmarks.replay_costs
 """
 
@@ -47,8 +48,8 @@ from tests.nodes.tool_mad.test_capable_replay import (  # noqa: E402
 
 SCENARIOS: list[tuple[str, str, dict[str, Any]]] = [
     ("SpongeBob (REFUTES), defaults", SPONGEBOB, {}),
-    ("Kareena (NOT ENOUGH INFO), defaults", KAREENA, {}),
-    ("Kareena (NOT ENOUGH INFO), nei_relevance=cosine", KAREENA, {"nei_relevance": "cosine"}),
+    ("Kareena (NOT ENOUGH INFO), defaults (nei_relevance=cosine)", KAREENA, {}),
+    ("Kareena (NOT ENOUGH INFO), nei_relevance=ragas", KAREENA, {"nei_relevance": "ragas"}),
 ]
 
 

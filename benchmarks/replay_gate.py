@@ -1,17 +1,21 @@
-"""Tool-MAD's stability gate on the 12 recorded debates: rounds and calls per claim, by profile.
+"""Tool-MAD's stability gate on the 24 recorded debates: in-sample and held-out, both NEI rules.
 
-Replays the capable model's recorded answers of ``../shared/recorded/tool-mad-2026-11-27.jsonl``
-(12 FEVER claims, paper defaults when recorded) through today's Tool-MAD graph and the fake
-provider of the test suite, once per gate profile: each call gets the recorded answer of its
-turn, the retrieval tools give back the documents the recorded debater saw, and RAGAS scores
-come from the recorded verdicts and questions, embedded by the shipped MiniLM. The replay
-holds no answer for a round the recording did not reach, so a profile stricter than the
-recorded run's cannot be replayed past it (both profiles here are at most as strict).
+Replays the capable model's recorded answers (``../shared/recorded/tool-mad-2026-11-27.jsonl``
+and ``tool-mad-2026-11-28.jsonl``, 12 FEVER claims each) through today's Tool-MAD graph and the
+fake provider of the test suite: each call gets the recorded answer of its turn, the retrieval
+tools give back the documents the recorded debater saw, and RAGAS scores come from the recorded
+verdicts and questions, embedded by the shipped MiniLM. Each recording is replayed at the
+thresholds it was recorded with (2026-11-27: the paper's 0.70 / 0.80; 2026-11-28: 0.70 / 0.66):
+the replay holds no answer for a round the recording did not reach, so it cannot run stricter
+than the recording.
 
-``--write-run DIR`` also writes the ``paper`` replay as a bench run folder (``run.json``,
-``results.jsonl`` with each item's whole result), which ``factdebate calibrate-gate DIR``
-reads: that is how the shipped ``minilm`` profile was calibrated.
-Run: .venv/bin/python -m benchmarks.replay_gate [--write-run runs/replay-paper]
+Both readings of answer relevance for NOT ENOUGH INFO answers (``nei_relevance``) are replayed:
+``ragas`` (RAGAS's noncommittal rule: 0) and ``cosine`` (the paper's formula, the mean cosine).
+For each, the calibration rule of ``factdebate calibrate-gate`` is applied to all 24 claims
+(in sample) and claim by claim with the claim left out (held out), and the named profiles are
+scored in sample. ``--write-runs DIR`` keeps every replay as a bench run folder
+(``DIR/<rule>/<recording>``), which ``factdebate calibrate-gate`` reads.
+Run: .venv/bin/python -m benchmarks.replay_gate [--write-runs runs/replay-gate]
 """
 
 from __future__ import annotations
@@ -30,25 +34,42 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from factdebate.api import contract  # noqa: E402
+from factdebate.bench.calibration import (  # noqa: E402
+    effect,
+    effect_table,
+    held_out,
+    held_out_table,
+    propose,
+    run_record,
+)
 from factdebate.graphs.tool_mad import graph  # noqa: E402
 from factdebate.nodes.tool_mad.context import ToolMADContext  # noqa: E402
-from factdebate.nodes.tool_mad.gate import GateProfileName  # noqa: E402
+from factdebate.nodes.tool_mad.gate import PROFILES  # noqa: E402
 from factdebate.tools import dispatch  # noqa: E402
 from factdebate.tools.core.files import write_atomic  # noqa: E402
 from tests.fake_provider import fake_provider  # noqa: E402
 from tests.nodes.tool_mad.debates import Claim, DebateReplay, claims  # noqa: E402
 
-PROFILES: tuple[GateProfileName, ...] = ("paper", "auto")
-"""The profiles compared: the paper's numbers, and the default (``auto``: MiniLM's profile)."""
+RECORDED_AT = {"2026-11-27": (0.7, 0.8), "2026-11-28": (0.7, 0.66)}
+"""Each recording and the (faithfulness, relevance) thresholds it was recorded with."""
+NEI_RULES = ("ragas", "cosine")
 
 
-async def replay_claim(claim: Claim, profile: GateProfileName) -> tuple[dict[str, Any], int]:
-    """The result contract of one recorded claim replayed under ``profile``, and answers missed."""
-    replay = DebateReplay()
+async def replay_claim(
+    claim: Claim, recording: str, nei_relevance: str
+) -> tuple[dict[str, Any], int]:
+    """The result contract of one recorded claim replayed, and the answers it missed."""
+    replay = DebateReplay((recording,))
     replay.install_tools()
+    faithfulness, relevance = RECORDED_AT[recording]
     try:
         with fake_provider(replay) as provider:
-            context = ToolMADContext(model=provider.model(), gate_profile=profile)
+            context = ToolMADContext(
+                model=provider.model(),
+                faithfulness_threshold=faithfulness,
+                relevance_threshold=relevance,
+                nei_relevance=nei_relevance,  # type: ignore[arg-type]
+            )
             state: dict[str, Any] = await graph.ainvoke({"claim": claim.claim}, context=context)
     finally:
         dispatch.override_tool("rag", None)
@@ -71,79 +92,84 @@ def row(claim: Claim, result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def replay_all(profile: GateProfileName) -> tuple[list[dict[str, Any]], int]:
-    """Every recorded claim under ``profile``: rows, and answers the replay could not serve."""
+def replay_recording(recording: str, nei_relevance: str) -> tuple[list[dict[str, Any]], int]:
+    """Every claim of ``recording`` replayed: rows, and answers the replay could not serve."""
     rows, missed = [], 0
-    for claim in claims():
-        result, lost = asyncio.run(replay_claim(claim, profile))
+    for claim in claims((recording,)):
+        result, lost = asyncio.run(replay_claim(claim, recording, nei_relevance))
         rows.append(row(claim, result))
         missed += lost
     return rows, missed
 
 
-def by_gold(rows: list[dict[str, Any]]) -> dict[str, list[tuple[int, int]]]:
-    """(rounds, calls) per claim, grouped by gold label."""
-    grouped: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for r in rows:
-        calls = int(r["cost"].get("total", {}).get("llm_calls", 0))
-        grouped[r["gold"]].append((int(r["rounds"]), calls))
-    return dict(sorted(grouped.items()))
-
-
-def table(results: dict[GateProfileName, list[dict[str, Any]]]) -> list[str]:
-    """Markdown: per profile and gold label, claims, rounds and calls per claim, accuracy."""
-    lines = [
-        "| profile (faithfulness / relevance) | gold | claims | rounds per claim | "
-        "calls per claim | right | judge decided |",
-        "|---|---|---:|---|---|---:|---:|",
-    ]
-    for profile, rows in results.items():
-        bounds = ToolMADContext(gate_profile=profile).thresholds()
-        name = f"{profile} = {bounds.source}" if profile == "auto" else profile
-        name += f" ({bounds.faithfulness:.2f} / {bounds.relevance:.2f})"
-        groups = by_gold(rows)
-        for gold, pairs in [*groups.items(), ("all", [p for g in groups.values() for p in g])]:
-            picked = [r for r in rows if gold in ("all", r["gold"])]
-            right = sum(r["prediction"] == r["gold"] for r in picked)
-            judged = sum(r["stop_reason"] == "round_limit" for r in picked)
-            rounds = ", ".join(str(p[0]) for p in pairs)
-            calls = ", ".join(str(p[1]) for p in pairs)
-            mean_r = sum(p[0] for p in pairs) / len(pairs)
-            mean_c = sum(p[1] for p in pairs) / len(pairs)
-            lines.append(
-                f"| {name} | {gold} | {len(pairs)} | {rounds} (mean {mean_r:.2f}) | "
-                f"{calls} (mean {mean_c:.1f}) | {right}/{len(pairs)} | {judged} |"
-            )
-    return lines
-
-
-def write_run(folder: Path, rows: list[dict[str, Any]]) -> None:
+def write_run(folder: Path, recording: str, rows: list[dict[str, Any]]) -> None:
     """A bench run folder holding ``rows`` (run.json and results.jsonl, written atomically)."""
     folder.mkdir(parents=True, exist_ok=True)
-    run = {"method": "tool-mad", "dataset": "recorded-tool-mad-2026-11-27", "task": "verdict"}
+    run = {"method": "tool-mad", "dataset": f"recorded-tool-mad-{recording}", "task": "verdict"}
     write_atomic(folder / "run.json", json.dumps(run) + "\n")
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     write_atomic(folder / "results.jsonl", text)
 
 
+def recorded_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Markdown: the replays as run, per gold label (claims, calls per claim, right)."""
+    grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        grouped[r["gold"]].append(r)
+    lines = ["| gold | claims | calls per claim | right |", "|---|---:|---:|---:|"]
+    for gold, members in [*sorted(grouped.items()), ("all", rows)]:
+        calls = [int(r["cost"].get("total", {}).get("llm_calls", 0)) for r in members]
+        right = sum(r["prediction"] == r["gold"] for r in members)
+        lines.append(
+            f"| {gold} | {len(members)} | {sum(calls) / len(calls):.1f} | {right}/{len(members)} |"
+        )
+    return lines
+
+
+def report(rule: str, rows: list[dict[str, Any]]) -> list[str]:
+    """The in-sample and held-out tables of one NEI rule over every replayed claim."""
+    runs = [r for row_ in rows if (r := run_record(row_)) is not None]
+    found = propose(runs)
+    f, r = found["faithfulness"].threshold, found["relevance"].threshold
+    effects = [effect(runs, "proposed (in sample)", f, r)]
+    effects += [effect(runs, p.name, p.faithfulness, p.relevance) for p in PROFILES.values()]
+    return [
+        f"## nei_relevance={rule}",
+        "",
+        "As replayed (each recording at its recorded thresholds):",
+        "",
+        *recorded_table(rows),
+        "",
+        f"Rule (keep 0.90 of right agreements, ceilings 0.70 / 0.80) on all {len(runs)} claims: "
+        f"faithfulness {f:.2f}, relevance {r:.2f}. In sample:",
+        "",
+        *effect_table(effects),
+        "",
+        *held_out_table(held_out(runs)),
+        "",
+    ]
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Print the per-profile table; with --write-run, keep the paper replay as a run folder."""
+    """Print both NEI rules' tables; with --write-runs, keep every replay as a run folder."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write-run", type=Path, help="write the paper replay here")
+    parser.add_argument("--write-runs", type=Path, help="write each replay here, by rule")
     args = parser.parse_args(argv)
-    results: dict[GateProfileName, list[dict[str, Any]]] = {}
     missed = 0
-    for profile in PROFILES:
-        results[profile], lost = replay_all(profile)
-        missed += lost
-    print("Stability gate on the 12 recorded Tool-MAD debates (replayed, MiniLM relevance):")
+    print("Stability gate on the 24 recorded Tool-MAD debates (replayed, MiniLM relevance)")
     print()
-    print("\n".join(table(results)))
-    print()
+    for rule in NEI_RULES:
+        rows: list[dict[str, Any]] = []
+        for recording in RECORDED_AT:
+            found, lost = replay_recording(recording, rule)
+            missed += lost
+            rows += found
+            if args.write_runs:
+                write_run(args.write_runs / rule / recording, recording, found)
+        print("\n".join(report(rule, rows)))
     print(f"recorded answers the replay could not serve: {missed}")
-    if args.write_run:
-        write_run(args.write_run, results["paper"])
-        print(f"paper replay written to {args.write_run}/results.jsonl")
+    if args.write_runs:
+        print(f"replays written under {args.write_runs}/<rule>/<recording>")
 
 
 if __name__ == "__main__":

@@ -72,6 +72,15 @@ UNCHECKED_SENTENCES: tuple[re.Pattern[str], ...] = (
 sentence and the label line. They state the debater's position, not a fact the documents
 could back, so the statement step never sees them and they count neither way."""
 
+SILENCE_NOTE = """<note to the checker>
+The answer was asked to say so when the documents are silent, as a statement about them
+("Document 2 does not mention the tower.", "None of the documents mentions its height.").
+Such a statement can be inferred from the documents above when the document(s) it names
+indeed say nothing about that subject, and cannot when they do mention it.
+</note to the checker>"""
+"""Ends the faithfulness context, so statements of silence, which the debater prompt asks for
+(``GROUNDED_STYLE``), are judged one way: faithful when the named documents are silent."""
+
 # A later round's argument prompt is the first round's prompt with the opponent's answer
 # appended. Every turn opens with what all debaters share (setting, rules, label format), so
 # llama.cpp's prefix cache (or a provider's prompt cache) evaluates that opening once per
@@ -176,6 +185,7 @@ __all__ = [
     "RELEVANCE_NOTES",
     "RELEVANCE_NOTE_RAGAS",
     "SITUATION_AGREED_UNSTABLE",
+    "SILENCE_NOTE",
     "SITUATION_DISAGREED",
     "NEXT_QUERY",
     "QUERY_EXAMPLE",

@@ -46,12 +46,22 @@ def fenced_json(text: str) -> dict[str, Any]:
 
 
 DEBATES = RECORDED / "tool-mad-2026-11-27.jsonl"
+DEBATE_RECORDINGS = {
+    "2026-11-27": DEBATES,
+    "2026-11-28": RECORDED / "tool-mad-2026-11-28.jsonl",
+}
+"""The recorded Tool-MAD debates by date (12 FEVER claims each; the 2026-11-23 answers are not
+debates at today's prompts and stay out)."""
 
 
-def recorded_debates() -> list[dict[str, Any]]:
-    """The 342 recorded calls of 12 Tool-MAD debates; skips the test when the file is absent."""
-    if not DEBATES.is_file():
-        pytest.skip(f"recorded debates not found at {DEBATES} (../shared is not beside the repo)")
-    if DEBATES.stat().st_size > MAX_BYTES:
-        pytest.fail(f"{DEBATES} is larger than {MAX_BYTES} bytes")
-    return [json.loads(line) for line in DEBATES.read_text(encoding="utf-8").splitlines()]
+def recorded_debates(recordings: tuple[str, ...] = ("2026-11-27",)) -> list[dict[str, Any]]:
+    """The recorded calls of the Tool-MAD debates of ``recordings``; skips when a file is absent."""
+    rows: list[dict[str, Any]] = []
+    for name in recordings:
+        path = DEBATE_RECORDINGS[name]
+        if not path.is_file():
+            pytest.skip(f"recorded debates not found at {path} (../shared is not beside the repo)")
+        if path.stat().st_size > MAX_BYTES:
+            pytest.fail(f"{path} is larger than {MAX_BYTES} bytes")
+        rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return rows

@@ -3,7 +3,9 @@
 It answers ``POST /v1/chat/completions`` with text from a responder function, honours
 ``max_completion_tokens``/``max_tokens`` by cutting the answer (one token = 4 characters, as
 the recorded answers count them) and then reports ``finish_reason: "length"``, reports
-usage, and records every request so tests can see caps and response formats. With ``status``
+usage, and records every request so tests can see caps and response formats. Asked for
+``n`` samples, it sends one choice (as servers that ignore ``n`` do) unless ``honours_n``,
+then ``n`` choices, each from its own responder call. With ``status``
 set (401, 404, ...) it answers every request with that HTTP error instead, as a provider
 refusing a key or not knowing a model does.
 """
@@ -37,9 +39,12 @@ class _Server(ThreadingHTTPServer):
 class FakeProvider:
     """A running fake server: its base URL, the requests it got, and the answers it sent."""
 
-    def __init__(self, responder: Responder, status: int | None = None) -> None:
+    def __init__(
+        self, responder: Responder, status: int | None = None, honours_n: bool = False
+    ) -> None:
         self.responder = responder
         self.status = status
+        self.honours_n = honours_n
         """HTTP error status to answer every request with (None: answer normally)."""
         self.requests: list[dict[str, Any]] = []
         self.replies: list[dict[str, Any]] = []
@@ -66,30 +71,38 @@ class FakeProvider:
                     self._error(provider.status)
                     return
                 prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
-                answer = provider.responder(prompt, body)
-                cap = body.get("max_completion_tokens") or body.get("max_tokens")
-                finish = "stop"
-                if cap is not None and tokens(answer) > cap:
-                    answer, finish = answer[: cap * CHARS_PER_TOKEN], "length"
-                with provider.lock:
-                    provider.requests.append(body)
-                    provider.replies.append({"prompt": prompt, "answer": answer, "finish": finish})
+                asked = body.get("n") or 1
+                choices, spent = [], 0
+                for index in range(asked if provider.honours_n else 1):
+                    answer = provider.responder(prompt, body)
+                    cap = body.get("max_completion_tokens") or body.get("max_tokens")
+                    finish = "stop"
+                    if cap is not None and tokens(answer) > cap:
+                        answer, finish = answer[: cap * CHARS_PER_TOKEN], "length"
+                    spent += tokens(answer)
+                    with provider.lock:
+                        if index == 0:
+                            provider.requests.append(body)
+                        provider.replies.append(
+                            {"prompt": prompt, "answer": answer, "finish": finish}
+                        )
+                    choices.append(
+                        {
+                            "index": index,
+                            "message": {"role": "assistant", "content": answer},
+                            "finish_reason": finish,
+                        }
+                    )
                 payload = {
                     "id": f"chatcmpl-{len(provider.requests)}",
                     "object": "chat.completion",
                     "created": 0,
                     "model": body.get("model", "fake"),
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": answer},
-                            "finish_reason": finish,
-                        }
-                    ],
+                    "choices": choices,
                     "usage": {
                         "prompt_tokens": tokens(prompt),
-                        "completion_tokens": tokens(answer),
-                        "total_tokens": tokens(prompt) + tokens(answer),
+                        "completion_tokens": spent,
+                        "total_tokens": tokens(prompt) + spent,
                     },
                 }
                 data = json.dumps(payload).encode()
@@ -118,9 +131,11 @@ class FakeProvider:
 
 
 @contextmanager
-def fake_provider(responder: Responder, status: int | None = None) -> Iterator[FakeProvider]:
+def fake_provider(
+    responder: Responder, status: int | None = None, honours_n: bool = False
+) -> Iterator[FakeProvider]:
     """Run a FakeProvider on 127.0.0.1 for the duration of the block, then stop it."""
-    provider = FakeProvider(responder, status)
+    provider = FakeProvider(responder, status, honours_n)
     thread = threading.Thread(target=provider.server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -26,6 +26,13 @@ and the calls of the rounds held (the run's calls without the judge's, spread ev
 rounds); a run that passed nowhere keeps its recorded outcome; a run that stopped by
 consensus and would not pass now ran on past what was recorded, and is counted as recorded
 and reported apart (``beyond_record``).
+
+A threshold read off the same claims it is then scored on looks better than it is, so the
+report adds a **held-out** estimate (``held_out``): every claim is scored under thresholds the
+rule proposes from all *other* claims (leave one claim out; a claim's repeats leave together),
+and the means of those outcomes, with bootstrap intervals over claims, are what the gate would
+do on claims it has not seen. A fold whose other claims hold no right agreement uses the
+ceilings and is counted apart.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from typing import Any
 
 from factdebate.bench.report import literal_text
 from factdebate.bench.scoring import RESULTS
+from factdebate.bench.stats import Interval, mean_interval
 from factdebate.nodes.tool_mad.gate import PAPER, PROFILES, GateProfile
 from factdebate.runs.reader import read_result_rows, skipped_note
 from factdebate.tools.core.errors import FactDebateError, SettingsError
@@ -122,6 +130,7 @@ class Calibration:
     proposals: dict[str, Proposal]
     effects: list[Effect] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # damaged rows left out, per file
+    held_out: HeldOut | None = None  # None: fewer than two claims
 
 
 def _lowest(values: Iterable[float | None]) -> float | None:
@@ -361,6 +370,8 @@ def calibrate(
     found.effects.append(effect(runs, "proposed", f, r))
     for profile in PROFILES.values():
         found.effects.append(effect(runs, profile.name, profile.faithfulness, profile.relevance))
+    if len({r.item for r in runs}) >= 2:
+        found.held_out = held_out(runs, keep, ceilings)
     return found
 
 
@@ -418,8 +429,10 @@ def report(found: Calibration) -> str:
             f"| {p.metric} | {p.threshold:.2f} | {p.kept:.2f} | {_share(p.rejected)} | "
             f"{p.right} | {p.wrong} | {p.left_out} | {note} |"
         )
-    lines += ["", "What each set of thresholds would have given on these runs:", ""]
+    lines += ["", "What each set of thresholds would have given on these runs (in sample):", ""]
     lines += effect_table(found.effects)
+    if found.held_out is not None:
+        lines += ["", *held_out_table(found.held_out)]
     beyond = [e for e in found.effects if e.beyond_record]
     for e in beyond:
         lines.append(
@@ -504,3 +517,117 @@ def write(found: Calibration, out_dir: Path) -> list[Path]:
     write_atomic(paths[0], report(found))
     write_atomic(paths[1], plot(found))
     return paths
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """Held-out outcomes of the rule: overall, per gold label, and the thresholds each fold got."""
+
+    claims: int
+    accuracy: Interval
+    calls: Interval
+    rounds: float
+    by_gold: dict[str, tuple[int, float, float]]  # gold -> (claims, accuracy, calls per claim)
+    relevance: tuple[float, float]  # lowest and highest relevance threshold over the folds
+    faithfulness: tuple[float, float]
+    unfitted: int  # folds with nothing to fit on (the ceilings were used)
+    beyond_record: int  # outcomes past what the runs recorded, counted as recorded
+
+
+def held_out(
+    runs: Sequence[RunRecord],
+    keep: float = 0.9,
+    ceilings: tuple[float, float] = (PAPER.faithfulness, PAPER.relevance),
+) -> HeldOut:
+    """Each claim's outcome under thresholds fitted without it (see the module docstring).
+
+    Raises:
+        CalibrationError: fewer than two claims (nothing is left to fit on).
+    """
+    by_claim: dict[str, list[RunRecord]] = defaultdict(list)
+    for run in runs:
+        by_claim[run.item].append(run)
+    if len(by_claim) < 2:
+        raise CalibrationError("a held-out estimate needs at least two claims")
+    right: dict[str, float] = {}
+    calls: dict[str, float] = {}
+    rounds: dict[str, float] = {}
+    bounds: list[tuple[float, float]] = []
+    unfitted = beyond = 0
+    for claim, own in by_claim.items():
+        others = [r for c, rows in by_claim.items() if c != claim for r in rows]
+        try:
+            found = propose(others, keep, ceilings)
+            f, r = found["faithfulness"].threshold, found["relevance"].threshold
+        except CalibrationError:
+            f, r = ceilings
+            unfitted += 1
+        bounds.append((f, r))
+        outcomes = [outcome(run, f, r) for run in own]
+        beyond += sum(guessed for *_, guessed in outcomes)
+        right[claim] = sum(v == run.gold for run, (_, _, v, _) in zip(own, outcomes, strict=True))
+        right[claim] /= len(own)
+        calls[claim] = sum(c for _, c, _, _ in outcomes) / len(own)
+        rounds[claim] = sum(n for n, _, _, _ in outcomes) / len(own)
+    golds: dict[str, list[str]] = defaultdict(list)
+    for claim, own in by_claim.items():
+        golds[own[0].gold].append(claim)
+    repeats = max(len(own) for own in by_claim.values())
+    return HeldOut(
+        claims=len(by_claim),
+        accuracy=mean_interval(list(right.values()), repeats),
+        calls=mean_interval(list(calls.values()), repeats),
+        rounds=sum(rounds.values()) / len(rounds),
+        by_gold={
+            gold: (
+                len(members),
+                sum(right[c] for c in members) / len(members),
+                sum(calls[c] for c in members) / len(members),
+            )
+            for gold, members in sorted(golds.items())
+        },
+        relevance=(min(r for _, r in bounds), max(r for _, r in bounds)),
+        faithfulness=(min(f for f, _ in bounds), max(f for f, _ in bounds)),
+        unfitted=unfitted,
+        beyond_record=beyond,
+    )
+
+
+def _span(interval: Interval, fmt: str) -> str:
+    low, high = interval["low"], interval["high"]
+    shown = format(interval["estimate"], fmt)
+    if low is None:
+        return f"{shown} (no interval)"
+    return f"{shown} [{format(low, fmt)}, {format(high, fmt)}]"
+
+
+def held_out_table(found: HeldOut) -> list[str]:
+    """Markdown lines: the held-out estimate overall and per gold label, with its caveats."""
+    golds = list(found.by_gold)
+    lines = [
+        f"Held out (leave one claim out, {found.claims} claims; thresholds refitted each fold: "
+        f"faithfulness {found.faithfulness[0]:.2f}-{found.faithfulness[1]:.2f}, relevance "
+        f"{found.relevance[0]:.2f}-{found.relevance[1]:.2f}; 95 % bootstrap intervals over "
+        "claims):",
+        "",
+        "| accuracy | calls per claim | rounds | "
+        + " | ".join(f"{g}: accuracy / calls" for g in golds)
+        + " |",
+        "|---:|---:|---:|" + "---:|" * len(golds),
+        f"| {_span(found.accuracy, '.1%')} | {_span(found.calls, '.1f')} | {found.rounds:.2f} | "
+        + " | ".join(
+            f"{found.by_gold[g][1]:.1%} / {found.by_gold[g][2]:.1f} (n={found.by_gold[g][0]})"
+            for g in golds
+        )
+        + " |",
+    ]
+    if found.unfitted:
+        lines.append(
+            f"\n{found.unfitted} fold(s) had no right agreement to fit on and used the ceilings."
+        )
+    if found.beyond_record:
+        lines.append(
+            f"\n{found.beyond_record} held-out outcome(s) would have run past what was recorded "
+            "and are counted as recorded."
+        )
+    return lines

@@ -43,8 +43,8 @@ class ToolMADContext(Context):
         default="auto",
         metadata={
             "description": "Stability thresholds by name: 'paper' = faithfulness 0.7, answer "
-            "relevance 0.8 (the paper's, chosen for its own encoder); 'minilm' = 0.7 / 0.66 "
-            "(calibrated for the shipped MiniLM on 12 recorded debates); 'auto' = the profile "
+            "relevance 0.8 (the paper's, chosen for its own encoder); 'minilm' = 0.7 / 0.63 "
+            "(calibrated for the shipped MiniLM on 24 recorded debates); 'auto' = the profile "
             "calibrated for relevance_encoder, 'paper' when there is none."
         },
     )
@@ -74,15 +74,16 @@ class ToolMADContext(Context):
         2,
     )
     nei_relevance: NeiRelevance = field(
-        default="ragas",
+        default="cosine",
         metadata={
             "description": "How answer relevance scores an answer labelled NOT ENOUGH INFO: "
-            "'ragas' (the paper's RAGAS rule) = 0 when every question written back from it is "
-            "flagged noncommittal, so such an answer never passes the stability check; "
-            "'cosine' = the mean cosine between the claim and those questions, noncommittal "
-            "flag ignored, so a well-supported NOT ENOUGH INFO agreement can stop the debate. "
-            "Other labels are scored by the RAGAS rule either way. Effect on accuracy "
-            "unmeasured with a capable model."
+            "'cosine' (the paper's formula) = the mean cosine between the claim and the "
+            "questions written back from the answer, so a well-supported NOT ENOUGH INFO "
+            "agreement can stop the debate; 'ragas' (RAGAS's implementation) = 0 when every "
+            "such question is flagged noncommittal, so it never passes the stability check. "
+            "Other labels are scored by the RAGAS rule either way. Default from 24 recorded "
+            "debates, held out: same accuracy, 16.4 calls per claim against 23.7 "
+            "(docs/methods/tool-mad.md)."
         },
     )
 

@@ -96,8 +96,21 @@ def score_problems(turn: Turn, ctx: ToolMADContext) -> list[str]:
         if value is None:
             problems.append(f"{agent}'s {name} could not be computed")
         elif value < threshold:
-            problems.append(f"{agent}'s {name} {value:.2f} is below {threshold:.2f}")
+            shown, bound = below(value, threshold)
+            problems.append(f"{agent}'s {name} {shown} is below {bound}")
     return problems
+
+
+def below(value: float, threshold: float) -> tuple[str, str]:
+    """``value`` and ``threshold`` printed with the fewest places (2 to 6) that keep them apart.
+
+    At two places 0.657 reads 0.66, and "0.66 is below 0.66" is false as printed.
+    """
+    for places in range(2, 7):
+        shown, bound = f"{value:.{places}f}", f"{threshold:.{places}f}"
+        if float(shown) < float(bound):
+            return shown, bound
+    return repr(value), repr(threshold)
 
 
 def last_round(

@@ -35,11 +35,11 @@ def make_score_node(agent: str) -> Node:
             model = await model_for(ctx, "scorer")
             embeddings = await asyncio.to_thread(relevance_embeddings, ctx.relevance_encoder)
             encoder = await asyncio.to_thread(relevance_label, ctx.relevance_encoder)
-            # The blocks the debater read, with the numbers and ids it cites ("[2]").
+            # The blocks the debater read, with the numbers and ids it cites ("[2]"), then how
+            # statements of silence are judged.
+            blocks = evidence_blocks(turn.get("evidence", []), ctx.max_doc_chars)
             contexts = (
-                None
-                if turn["tool"] == "none"
-                else evidence_blocks(turn.get("evidence", []), ctx.max_doc_chars)
+                None if turn["tool"] == "none" else blocks + [prompts.SILENCE_NOTE] * bool(blocks)
             )
             result = await ragas_scores(
                 claim=state["claim"],

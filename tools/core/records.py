@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NotRequired
+
 from typing_extensions import TypedDict
 
 from factdebate.tools.core.errors import FactDebateError
@@ -31,6 +33,8 @@ class RoleCost(TypedDict):
     llm_calls: int
     input_tokens: int
     output_tokens: int
+    samples: NotRequired[int]
+    """Answers received, where one call brought several (a provider's ``n``); absent: one each."""
 
 
 class ErrorRecord(TypedDict, total=False):
@@ -55,6 +59,9 @@ def add_costs(left: dict[str, RoleCost], right: dict[str, RoleCost]) -> dict[str
             have["llm_calls"] += int(usage["llm_calls"])
             have["input_tokens"] += int(usage["input_tokens"])
             have["output_tokens"] += int(usage["output_tokens"])
+            if "samples" in usage or "samples" in have:
+                had = have.get("samples", have["llm_calls"] - int(usage["llm_calls"]))
+                have["samples"] = had + int(usage.get("samples", usage["llm_calls"]))
     return merged
 
 

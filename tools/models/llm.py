@@ -463,3 +463,69 @@ async def ask_structured(
     # The cut is kept on record; "unparseable" is only said of the answer that counts.
     again.errors = [e for e in reply.errors if e.get("kind") != "parse_error"] + again.errors
     return parsed, again
+
+
+def takes_samples(model: Any) -> bool:
+    """Whether ``model``'s provider answers one request with several samples (OpenAI's ``n``).
+
+    OpenAI and OpenAI-compatible chat models carry an ``n`` field and are asked through
+    ``response_format``; Anthropic, Ollama and the embedded model have no such parameter.
+    """
+    inner = getattr(model, "bound", model)
+    known = _endpoint(inner) not in _NO_SAMPLES
+    return known and structured_mode(model) == "response_format" and hasattr(inner, "n")
+
+
+_NO_SAMPLES: set[tuple[str, str]] = set()
+"""Endpoints whose request for several samples failed: asked one sample at a time after."""
+
+
+def _endpoint(model: Any) -> tuple[str, str]:
+    """Which provider endpoint and model a chat model talks to."""
+    url = getattr(model, "openai_api_base", None) or ""
+    return str(url), str(getattr(model, "model_name", "") or "")
+
+
+async def ask_samples(
+    model: BaseChatModel, prompt: str, schema: type[SchemaT], site: CallSite, n: int
+) -> tuple[list[SchemaT], Reply]:
+    """``n`` structured answers to one prompt in ONE request (``n`` choices), parsed in order.
+
+    For a model that ``takes_samples``. The call counts once whatever comes back; a provider
+    that ignores ``n`` sends one choice, and the caller asks for the rest one by one. The
+    reply's cost records the samples received (``samples``); choices that do not parse are
+    recorded as parse errors and left out.
+    """
+    fmt = {
+        "type": "json_schema",
+        "json_schema": {"name": schema.__name__, "schema": _schema_json(schema), "strict": False},
+    }
+    capped = _capped(model, site)
+    bound = getattr(capped, "bound", capped)
+    extra = {**getattr(capped, "kwargs", {}), "n": n, "response_format": fmt}
+
+    async def generate(messages: list[BaseMessage]) -> Any:
+        return await bound.agenerate([messages], **extra)
+
+    from langchain_core.runnables import RunnableLambda
+
+    result, attempts = await _call(RunnableLambda(generate), site.messages(prompt), site)
+    if isinstance(result, Reply):  # e.g. a server refusing n > 1: one at a time from now on
+        _NO_SAMPLES.add(_endpoint(bound))
+        result.errors = []  # the caller asks again one by one; the spent call stays counted
+        return [], result
+    choices = [g.message for g in result.generations[0] if hasattr(g, "message")]
+    if not choices:
+        failed = _failed(RuntimeError("the provider sent no choice"), attempts, site)
+        return [], failed if isinstance(failed, Reply) else Reply(None, {})
+    reply = _reply(choices[0], attempts, site)  # usage covers every choice of the request
+    reply.cost[site.role]["samples"] = len(choices)
+    parsed: list[SchemaT] = []
+    for message in choices:
+        text = message.content if isinstance(message.content, str) else str(message.text)
+        value = read_model(redact(text), schema)
+        if isinstance(value, str):
+            reply.errors.append(site.error("parse_error", value, text))
+        else:
+            parsed.append(value)
+    return parsed, reply

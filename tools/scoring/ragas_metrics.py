@@ -28,7 +28,13 @@ from ragas.prompt.metrics.base_prompt import BasePrompt  # noqa: E402
 
 from factdebate.tools.core.errors import FactDebateError
 from factdebate.tools.core.records import ErrorRecord, RoleCost, add_costs  # noqa: E402
-from factdebate.tools.models.llm import CallSite, ask_structured, redact  # noqa: E402
+from factdebate.tools.models.llm import (  # noqa: E402
+    CallSite,
+    ask_samples,
+    ask_structured,
+    redact,
+    takes_samples,
+)
 from factdebate.tools.models.providers import with_seed, with_temperature  # noqa: E402
 
 T = TypeVar("T", bound=BaseModel)
@@ -89,6 +95,20 @@ class _ChatModelForRagas(InstructorBaseRagasLLM):
         if value is None:
             raise ScorerOutputError(reply.errors[-1]["message"] if reply.errors else "no output")
         return value
+
+    async def asamples(self, prompt: str, response_model: type[T], n: int) -> tuple[list[T], int]:
+        """Parsed answers of one request for ``n`` samples, and how many samples came back."""
+        values, reply = await ask_samples(
+            self.model,
+            prompt,
+            response_model,
+            replace(self.site, stage=f"score:{response_model.__name__}"),
+            n,
+        )
+        self.cost = add_costs(self.cost, reply.cost)
+        self.errors.extend(reply.errors)
+        received = (reply.cost.get(self.site.role) or {}).get("samples", 0)
+        return values[:n], min(int(received), n)
 
     def generate(self, prompt: str, response_model: type[T]) -> T:
         return asyncio.run(self.agenerate(prompt, response_model))
@@ -229,10 +249,14 @@ async def _relevance(
     ``strictness`` times.
     """
     prompt = fast_prompt(AnswerRelevancePrompt()).to_string(AnswerRelevanceInput(response=answer))
-    outputs = await asyncio.gather(
+    outputs: list[Any] = []
+    received = 0
+    if strictness > 1 and takes_samples(llm.model):
+        outputs, received = await llm.asamples(prompt, AnswerRelevanceOutput, strictness)
+    outputs += await asyncio.gather(
         *(
             llm.agenerate(prompt, AnswerRelevanceOutput, model=question_model(llm.model, i))
-            for i in range(strictness)
+            for i in range(received, strictness)
         ),
         return_exceptions=True,
     )

@@ -1,4 +1,4 @@
-"""Serve the 12 recorded Tool-MAD debates (../shared/recorded) to today's graph, turn by turn.
+"""Serve the recorded Tool-MAD debates (../shared/recorded) to today's graph, turn by turn.
 
 A debater's query and argument are served by claim, debater and round; a RAGAS call by what
 it quotes (the answer it scores, or the statements it checks), so a replayed turn gets the
@@ -73,10 +73,10 @@ def ragas_kind(prompt: str) -> str | None:
     return None
 
 
-def claims() -> list[Claim]:
-    """The recorded claims, in recording order."""
+def claims(recordings: tuple[str, ...] = ("2026-11-27",)) -> list[Claim]:
+    """The recorded claims of ``recordings``, in recording order."""
     seen: dict[str, Claim] = {}
-    for row in recorded_debates():
+    for row in recorded_debates(recordings):
         seen.setdefault(
             row["claim"],
             Claim(row["claim_id"], row["claim"], row["gold"], row["verdict"], row["stop_reason"]),
@@ -87,7 +87,7 @@ def claims() -> list[Claim]:
 class DebateReplay:
     """A fake provider's responder serving the recorded answers; counts what it could not."""
 
-    def __init__(self) -> None:
+    def __init__(self, recordings: tuple[str, ...] = ("2026-11-27",)) -> None:
         self.turns: dict[tuple[str, str, str], list[str]] = defaultdict(list)
         self.ragas: dict[str, list[str]] = defaultdict(list)
         self.judge: dict[str, str] = {}
@@ -95,7 +95,7 @@ class DebateReplay:
         self.served: Counter[object] = Counter()
         self.missed: list[str] = []
         last_query: dict[tuple[str, str], str] = {}
-        for row in recorded_debates():
+        for row in recorded_debates(recordings):
             kind, prompt, answer, claim = row["kind"], row["prompt"], row["answer"], row["claim"]
             if kind == "judge-label":
                 self.judge[claim] = answer

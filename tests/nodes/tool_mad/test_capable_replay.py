@@ -249,13 +249,13 @@ async def test_recorded_nei_agreement_stops_in_round_one_with_cosine_relevance(
     recorded_docs: dict[str, list[str]],
 ) -> None:
     # The recorded relevance questions of the NOT ENOUGH INFO claim restate it word for word
-    # but are flagged noncommittal: RAGAS's rule (the default) scores them 0, so the debate
-    # ran to the judge; nei_relevance=cosine keeps the cosine and round 1 settles it.
+    # but are flagged noncommittal: RAGAS's rule (nei_relevance=ragas) scores them 0, so the
+    # debate ran to the judge; the default (cosine) keeps the cosine and round 1 settles it.
     with fake_provider(Replay()) as provider:
-        default = await run(provider, KAREENA, max_rounds=1)
-    assert all(t["answer_relevance"] == 0 for t in default["transcript"])
+        ragas = await run(provider, KAREENA, max_rounds=1, nei_relevance="ragas")
+    assert all(t["answer_relevance"] == 0 for t in ragas["transcript"])
     with fake_provider(Replay()) as provider:
-        result = await run(provider, KAREENA, nei_relevance="cosine")
+        result = await run(provider, KAREENA)
     assert result["stop_reason"] == "consensus" and result["rounds"] == 1
     assert result["verdict"] == "NOT ENOUGH INFO"
     assert all(

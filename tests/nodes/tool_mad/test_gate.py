@@ -19,6 +19,7 @@ from factdebate.nodes.tool_mad.gate import (
     gate_thresholds,
     profile_for,
 )
+from factdebate.prompts import tool_mad as prompts
 from factdebate.tools import dispatch
 from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.core.records import Evidence
@@ -119,6 +120,9 @@ async def test_the_faithfulness_judge_sees_the_debaters_document_numbers(
         assert block in debater_prompt
         first = f'<evidence n="1" id="{tool}-1" title="Himalayas">'
         assert json.dumps(first)[1:-1] in judge_prompt and first in debater_prompt
+        # Statements of silence, which the debater is asked for, are judged by one stated rule.
+        assert "does not mention" in debater_prompt
+        assert json.dumps(prompts.SILENCE_NOTE)[1:-1] in judge_prompt
 
 
 def test_auto_picks_the_profile_of_the_relevance_encoder() -> None:
