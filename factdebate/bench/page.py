@@ -11,10 +11,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from factdebate.bench.comparing import pair_tests, paired_support
 from factdebate.bench.pareto import pareto_view
 from factdebate.bench.prices import Price, load_prices
 from factdebate.bench.provenance import provenance_rows
-from factdebate.bench.report import PLOT_DPI, PLOT_SIZE, interval_rows, literal_text, pair_tests
+from factdebate.bench.report import PLOT_DPI, PLOT_SIZE, interval_rows, literal_text
 from factdebate.datasets import ANSWER_TASK
 from factdebate.pages.debate import environment, write_debate_page, write_page
 from factdebate.runs.folder import RunFolderError
@@ -413,7 +414,8 @@ def render_compare_page(
         for r in runs
         if r["confusion"]
     ]
-    tests, notes = pair_tests(dirs, str(runs[0]["metrics"].get("task"))) if runs else ([], [])
+    task = str(runs[0]["metrics"].get("task")) if runs else ""
+    tests, notes = pair_tests(dirs, task, skip_bad_rows=skip_bad_rows) if runs else ([], [])
     pareto = pareto_view(
         [(r["name"], r["metrics"]) for r in runs], load_prices() if prices is None else prices
     )
@@ -427,6 +429,7 @@ def render_compare_page(
             compare=True,
             paired=tests,
             paired_notes=[*notes, *skipped],
+            paired_support=paired_support(len(tests)),
             pareto=pareto,
         )
     )

@@ -11,19 +11,31 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from factdebate.bench.metrics import UNPARSED, failed_item, label_metrics, unreadable_flags
+from factdebate.bench.comparing import (
+    gold_macro,
+    pair_tests,
+    paired_lines,
+    settings_lines,
+    support_lines,
+)
+from factdebate.bench.metrics import (
+    UNPARSED,
+    failed_calls,
+    failed_item,
+    label_metrics,
+    unreadable_flags,
+)
 from factdebate.bench.prices import Price, load_prices, run_usd, usd_text
 from factdebate.bench.provenance import provenance_line
 from factdebate.bench.stats import (
     CONFIDENCE,
     RESAMPLES,
     metric_intervals,
-    paired_tests,
     per_repeat_scores,
     shown,
 )
 from factdebate.datasets import ANSWER_TASK, LABEL_TASK
-from factdebate.runs.folder import RunFolderError, RunNotFoundError
+from factdebate.runs.folder import RunFolderError
 from factdebate.runs.reader import read_metrics
 from factdebate.tools.core.files import write_atomic
 from factdebate.tools.scoring.answers import answer_scores, mean_answer_scores
@@ -98,6 +110,7 @@ def run_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     rounds = [int(r["rounds"]) for r in rows if isinstance(r.get("rounds"), int)]
     return {
         "failed": sum(failed_item(r) for r in rows),  # raised, or its model calls failed
+        "failed_calls": sum(failed_calls(r) for r in rows),  # no reply: apart from the cost
         "budget_exhausted": sum(r.get("stop_reason") == "budget_exhausted" for r in rows),
         "items_with_errors": sum(bool(r.get("errors")) for r in rows),
         "error_kinds": dict(sorted(kinds.items())),
@@ -305,6 +318,7 @@ def _answer_lines(metrics: dict[str, Any]) -> list[str]:
 INTERVAL_NAMES = {
     "accuracy": "accuracy",
     "macro_f1": "macro-F1",
+    "macro_f1_gold": "macro-F1 (gold classes)",
     "exact_match": "strict EM",
     "f1": "answer F1",
     "precision": "answer precision",
@@ -502,7 +516,7 @@ def write_summary(
 
 
 _COMPARE_HEADERS = {
-    LABEL_TASK: ("accuracy", "macro-F1", "unparsed"),
+    LABEL_TASK: ("accuracy", "macro-F1 (gold classes)", "unparsed"),
     ANSWER_TASK: ("strict EM", "answer F1", "unanswered"),
 }
 
@@ -511,13 +525,22 @@ def _scores(m: dict[str, Any]) -> str:
     """A run's two scores, each with its 95% interval where metrics.json holds one."""
     intervals = m.get("intervals") or {}
 
-    def score(name: str) -> str:
+    def score(name: str, value: float) -> str:
         interval = intervals.get(name)
-        return _pct(m[name]) + (f" {shown(interval)}" if interval else "")
+        return _pct(value) + (f" {shown(interval)}" if interval else "")
 
     if m.get("task") == ANSWER_TASK:
-        return f"{score('exact_match')} | {score('f1')} | {m['unanswered']}"
-    return f"{score('accuracy')} | {score('macro_f1')} | {m['unparsed']}"
+        return (
+            f"{score('exact_match', m['exact_match'])} | {score('f1', m['f1'])} | {m['unanswered']}"
+        )
+    macro = score("macro_f1_gold", gold_macro(m)[0])
+    return f"{score('accuracy', m['accuracy'])} | {macro} | {m['unparsed']}"
+
+
+def _failed_calls(m: Mapping[str, Any]) -> str:
+    if "failed_calls" not in m:
+        return "n/a"
+    return f"{int(m['failed_calls']) / max(1, int(m['n'])):.1f}"
 
 
 def compare_runs(
@@ -529,6 +552,8 @@ def compare_runs(
     """Side-by-side Markdown table of several runs' metrics.json (all label or all answer runs).
 
     USD comes from ``prices`` (default: ``load_prices()``), so a price set after a run counts.
+    Under each table a line says what the sample can support; the runs' settings (and a
+    matched ``k``, from match.json) and paired tests of the runs over the same data follow.
 
     Nothing in the run folders is written. A run with damaged rows is refused, or with
     ``skip_bad_rows`` its other rows are compared and a note says how many were skipped.
@@ -548,9 +573,10 @@ def compare_runs(
     task = tasks.pop() if tasks else LABEL_TASK
     header = (
         f"| run | method | dataset | n | {' | '.join(_COMPARE_HEADERS[task])} | failed | "
-        "calls/item | tokens/item | USD/item | USD/right answer | latency mean s |"
+        "failed calls/item | calls/item | tokens/item | USD/item | USD/right answer | "
+        "latency mean s |"
     )
-    lines = [header, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [header, "|---|---|---|" + "---:|" * 12]
     prices = load_prices() if prices is None else prices
     datasets = set()
     for directory, m in loaded:
@@ -558,74 +584,23 @@ def compare_runs(
         datasets.add((run.get("dataset"), run.get("limit"), run.get("seed")))
         lines.append(
             f"| {directory.name} | {run.get('method')} | {run.get('dataset')} | {m['n']} | "
-            f"{_scores(m)} | {m.get('failed', 0)} | {cost['llm_calls']:.1f} | "
-            f"{cost['input_tokens'] + cost['output_tokens']:.0f} | "
+            f"{_scores(m)} | {m.get('failed', 0)} | {_failed_calls(m)} | "
+            f"{cost['llm_calls']:.1f} | {cost['input_tokens'] + cost['output_tokens']:.0f} | "
             f"{_usd_cells(m, prices)} | {m['latency']['mean_s']:.2f} |"
         )
+    lines += ["", *support_lines([m for _, m in loaded], task)]
     lines += ["", "Run by:", ""]
     lines += [
         f"- {d.name}: {provenance_line((m.get('run') or {}).get('provenance'))}" for d, m in loaded
     ]
+    lines += ["", *settings_lines(loaded)]
     if len(datasets) > 1:
         lines += [
             "",
             "Note: these runs used different datasets, limits or seeds; the items "
             "differ, so the numbers are not directly comparable.",
         ]
-    lines += _paired_lines(*pair_tests([d for d, _ in loaded], task), task)
+    tested = pair_tests([d for d, _ in loaded], task, skip_bad_rows=skip_bad_rows)
+    lines += paired_lines(*tested, task)
     lines += [f"\nNote: {note}" for note in skipped]
     return "\n".join(lines) + "\n"
-
-
-def pair_tests(dirs: Sequence[Path], task: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """Paired tests of every pair of runs on their shared items, and notes on runs left out.
-
-    A run folder without result rows (only ``metrics.json``) is left out, with a note.
-    """
-    from factdebate.bench.rows import load_run
-
-    runs, notes = [], []
-    for directory in dirs:
-        try:
-            runs.append((Path(directory).name, load_run(directory)))
-        except (RunNotFoundError, OSError, ValueError) as exc:
-            notes.append(f"{Path(directory).name}: no paired test ({exc})")
-    return paired_tests(runs, task), notes
-
-
-def _p(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
-
-
-def _paired_lines(tests: Sequence[dict[str, Any]], notes: Sequence[str], task: str) -> list[str]:
-    """The paired-test table of compare_runs: one row per pair of runs."""
-    if not tests and not notes:
-        return []
-    score = "strict EM" if task == ANSWER_TASK else "accuracy"
-    lines = [
-        "",
-        f"## Paired tests ({score}, shared items)",
-        "",
-        f"A - B on the items both runs scored (an item's score: its mean over repeats). "
-        f"Interval: {100 * CONFIDENCE:.0f}% paired bootstrap ({RESAMPLES} resamples); "
-        "p (bootstrap): twice the share of resamples where the difference's sign flips; "
-        "p (McNemar): exact test on the items only one run got right.",
-        "",
-        "| A | B | shared items | A % | B % | A - B | 95% interval | p (bootstrap) | p (McNemar) |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    lines += [
-        f"| {t['run_a']} | {t['run_b']} | {t['n']} | {_pct(t['a'])} | {_pct(t['b'])} | "
-        f"{100 * t['difference']:+.1f} | {shown(t)} | {_p(t['p_bootstrap'])} | "
-        f"{_p(t['p_mcnemar'])} |"
-        for t in tests
-    ]
-    partial = [
-        f"{t['run_a']} vs {t['run_b']}: tested on the {t['n']} items both scored "
-        f"({t['run_a']} has {t['items_a']}, {t['run_b']} {t['items_b']})"
-        for t in tests
-        if t["n"] < max(t["items_a"], t["items_b"])
-    ]
-    return [*lines, *(f"\nNote: {note}" for note in [*partial, *notes])]

@@ -95,7 +95,8 @@ async def arun_bench(
     task = dataset_task(dataset)
     issues: list[str] = []
     notes: list[str] = []
-    items, labels = load_items(dataset, data_dir, limit, seed, issues, notes)
+    fingerprint: dict[str, str] = {}
+    items, labels = load_items(dataset, data_dir, limit, seed, issues, notes, fingerprint)
     settings = dict(context or {})
     if server_url is not None and settings.get("evidence_from"):
         raise SettingsError("--evidence-from is for local runs: on a server the operator sets it")
@@ -123,6 +124,8 @@ async def arun_bench(
             "server_url": server_url,
             "concurrency": concurrency,
             "data": data_identity(dataset, data_dir, items),
+            # the whole dataset's fingerprint: runs pair item by item only when it matches
+            "dataset_sha256": fingerprint.get("dataset_sha256"),
             # what produced it (models per role, encoders, search, version, commit): never
             # compared on resume, so folders from before it was recorded still resume
             "provenance": _provenance(context_cls, settings),

@@ -115,8 +115,19 @@ def bench(
     ] = False,
     estimate_from: Annotated[
         Path | None,
-        typer.Option(help="With --estimate: take the means per item from this earlier RUN_DIR."),
+        typer.Option(
+            help="With --estimate: take the means per item from this earlier RUN_DIR of the "
+            "same method and dataset (with --suite: a finished suite's folder)."
+        ),
     ] = None,
+    estimate_any_source: Annotated[
+        bool,
+        typer.Option(
+            "--estimate-any-source",
+            help="With --estimate-from: accept a run of another method or dataset; the "
+            "estimate is titled as that method's figures.",
+        ),
+    ] = False,
     suite: Annotated[
         str | None,
         typer.Option(
@@ -143,7 +154,9 @@ def bench(
 ) -> None:
     """Run a method over a labelled claim or question dataset; write results and reports."""
     if estimate or estimate_from is not None:
-        _estimate(method, dataset, data_dir, limit, model, set_, price, estimate_from)
+        plan = {"suite": suite, "repeats": repeats, "match_on": match_on}
+        _estimate(method, dataset, data_dir, limit, model, set_, price, estimate_from, plan,
+                  estimate_any_source)  # fmt: skip
         return
     try:  # --price values hold for every report this process writes (run or compare)
         from factdebate.bench.prices import add_prices, load_prices
@@ -290,9 +303,19 @@ def _estimate(
     pairs: list[str] | None,
     prices: list[str] | None,
     from_run: Path | None,
+    plan: dict[str, Any],
+    any_source: bool,
 ) -> None:
-    """Print a run's expected calls, tokens and USD; import no graph and call no model."""
-    from factdebate.bench.estimate import estimate_run, render_estimate
+    """Print a run's (or a suite's) expected calls, tokens and USD; import no graph, call no model.
+
+    ``plan`` holds what else the command would run: ``suite``, ``repeats``, ``match_on``.
+    """
+    from factdebate.bench.estimate import (
+        estimate_run,
+        estimate_suite,
+        render_estimate,
+        render_suite_estimate,
+    )
     from factdebate.bench.prices import load_prices
     from factdebate.datasets import DATASETS
 
@@ -300,19 +323,23 @@ def _estimate(
         check_dataset(dataset, list(DATASETS))
         if limit is not None:
             check_count("--limit", limit, 1)
+        check_count("--repeats", plan["repeats"], 1, MAX_REPEATS)
     except FactDebateError as exc:
         fail(str(exc))
     context = checked_settings(method, "any", pairs, {"model": model})
     try:
+        if plan["suite"] is not None:
+            suite = estimate_suite(
+                plan["suite"], method, dataset, limit, context, load_prices(prices or []),
+                match_on=plan["match_on"], data_dir=data_dir, from_dir=from_run,
+                repeats=plan["repeats"],
+            )  # fmt: skip
+            print_markdown(render_suite_estimate(suite))
+            return
         found = estimate_run(
-            method,
-            dataset,
-            limit,
-            context,
-            load_prices(prices or []),
-            data_dir=data_dir,
-            from_run=from_run,
-        )
+            method, dataset, limit, context, load_prices(prices or []), data_dir=data_dir,
+            from_run=from_run, repeats=plan["repeats"], any_source=any_source,
+        )  # fmt: skip
     except FactDebateError as exc:
         fail(str(exc))
     print_markdown(render_estimate(found))
