@@ -46,7 +46,7 @@ from factdebate.nodes.debate_cv.moderator import (
 from factdebate.nodes.debate_cv.state import DebateCVState, EvidenceClaimInput, ModeratorNote
 from factdebate.nodes.evidence_block import render_evidence
 from factdebate.prompts import debate_cv as prompts
-from factdebate.runs.folder import RunFolderError, append_rows, read_rows, write_rows
+from factdebate.runs.folder import RunFolderError, append_rows, read_rows, rows_lock, write_rows
 from factdebate.tools.core.errors import FactDebateError
 from factdebate.tools.core.records import ErrorRecord, RoleCost, add_costs
 from factdebate.tools.models.llm import redact, schema_prompt
@@ -312,7 +312,8 @@ async def run_syndec(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / SYNDEC_FILE
-    done = completed_ids(path)
+    with rows_lock(path, wait=False):  # the repair rewrites: only as the file's one writer
+        done = completed_ids(path)
     summary = SynDeCSummary(out_dir=out)
     todo: list[ClaimItem] = []
     for item in items:
