@@ -17,7 +17,7 @@ from factdebate.cli.common import (
     checked_settings,
 )
 from factdebate.cli.console import err, fail, out, print_markdown, save_page
-from factdebate.cli.progress import DEFAULT_EVERY_S, bench_progress, run_model
+from factdebate.cli.progress import DEFAULT_EVERY_S, bench_progress
 from factdebate.settings import (
     MAX_CONCURRENCY,
     MAX_REPEATS,
@@ -246,8 +246,8 @@ def bench(
 
             require_api_key()
         score = "EM" if dataset_task(dataset) == ANSWER_TASK else "acc"
-        label, model = f"{method} on {dataset}", run_model(context)
-        with bench_progress(label, progress_every, score, method, model) as progress:
+        label = f"{method} on {dataset}"
+        with bench_progress(label, progress_every, score, method, context) as progress:
             run_repeats(
                 method,
                 dataset,

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import fields, is_dataclass
 from types import TracebackType
 from typing import IO, Any
 
@@ -366,14 +367,50 @@ BenchProgress = Callable[[int, int, float, int, int], None]
 """``progress(done, total, accuracy, calls, tokens)``, as the bench runner reports."""
 
 
+def _settings_of(context: Any) -> dict[str, Any]:
+    """A run's settings as a mapping (a settings dict, or a ``Context`` object's fields)."""
+    if is_dataclass(context) and not isinstance(context, type):
+        return {f.name: getattr(context, f.name) for f in fields(context)}
+    return dict(context)
+
+
+def gate_notice(method: str, context: Any) -> str | None:
+    """Why Tool-MAD's stability gate cannot pass when the embedded model scores the turns."""
+    from factdebate.settings import context_class
+
+    settings = _settings_of(context)
+    try:
+        names = {f.name for f in fields(context_class(method))}
+    except FactDebateError:
+        return None
+    if "stability_score" not in names or settings.get("stability_score", True) is False:
+        return None
+    if str(settings.get("scorer_model") or run_model(settings)) != "local":
+        return None
+    return (
+        "note: RAGAS's statement step gets no statements from the embedded SmolLM2-135M, so "
+        "each turn's faithfulness is n/a and Tool-MAD's stability gate cannot pass: the judge "
+        "decides after the round limit (set scorer_model to a capable model for the gate)"
+    )
+
+
+def _before_run(method: str, context: Any, items: int) -> None:
+    """The lines said before a run starts: the gate notice, the expected time."""
+    for note in (gate_notice(method, context), forecast(method, run_model(context), items)):
+        if note:
+            err.print(note, markup=False, soft_wrap=True)
+
+
 @contextmanager
 def bench_progress(
-    label: str, every: float, score: str, method: str, model: str
+    label: str, every: float, score: str, method: str, context: Any
 ) -> Iterator[BenchProgress]:
     """Progress of a bench run: ``SCORE P%`` per finished item, calls and tokens as they end.
 
-    Before the first item on a local model, a line says how long the run should take.
+    Before the first item, lines say what the run cannot do on its model and, on a local
+    model, how long it should take.
     """
+    model = run_model(context)
     clock = time.monotonic
     per_item = calls_per_item(method)
     base = {"calls": 0, "tokens": 0, "done": 0, "total": 0}
@@ -388,8 +425,7 @@ def bench_progress(
             def progress(done: int, total: int, accuracy: float, calls: int, tokens: int) -> None:
                 if not started:  # what earlier processes did: the meter counts from here
                     base.update(calls=calls, tokens=tokens, done=done, total=total)
-                    if note := forecast(method, model, total - done):
-                        err.print(note, markup=False, soft_wrap=True)
+                    _before_run(method, context, total - done)
                     started.append(True)
                 base["total"] = total
                 track(done, total, f"{score} {accuracy:.1%}")
@@ -399,17 +435,17 @@ def bench_progress(
 
 
 @contextmanager
-def timed_run(method: str, model: str, items: int = 1) -> Iterator[CallMeter]:
-    """A run outside bench (``verify``): the forecast before it, its pace kept after it."""
-    if note := forecast(method, model, items):
-        err.print(note, markup=False, soft_wrap=True)
+def timed_run(method: str, context: Any, items: int = 1) -> Iterator[CallMeter]:
+    """A run outside bench (``verify``): its notes before it, its pace kept after it."""
+    _before_run(method, context, items)
     with metering() as meter:
         yield meter
-    remember_pace(model, meter)
+    remember_pace(run_model(context), meter)
 
 
-def run_model(settings: dict[str, Any]) -> str:
+def run_model(context: Any) -> str:
     """The model a run's settings name for every role (``--model``, else FACTDEBATE_MODEL)."""
     import os
 
+    settings = _settings_of(context)
     return str(settings.get("model") or os.environ.get("FACTDEBATE_MODEL") or "local")

@@ -55,7 +55,10 @@ def print_result(result: dict[str, Any]) -> None:
             markup=False,
         )
     if result.get("justification"):
-        out.print(" ".join(str(result["justification"]).split())[:1200], markup=False)
+        from factdebate.pages.debate import reasoning  # no lead-in left dangling ("Scores:")
+
+        if shown := " ".join(reasoning(str(result["justification"])).split())[:1200]:
+            out.print(shown, markup=False)
     if review := result.get("review"):  # a person approved or overruled the proposed verdict
         note = f"; note: {review['note']}" if review.get("note") else ""
         out.print(

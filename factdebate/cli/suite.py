@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from factdebate.cli.console import err, fail, out, print_markdown
-from factdebate.cli.progress import bench_progress, run_model
+from factdebate.cli.progress import bench_progress
 from factdebate.tools.core.errors import FactDebateError
 
 
@@ -51,8 +51,8 @@ def run_suite_command(
         from factdebate.datasets import ANSWER_TASK, dataset_task
 
         score = "EM" if dataset_task(dataset) == ANSWER_TASK else "acc"  # as bench's own line
-        label, model = f"{name} on {dataset}", run_model(settings)
-        with bench_progress(label, progress_every, score, name, model) as progress:
+        label = f"{name} on {dataset}"
+        with bench_progress(label, progress_every, score, name, settings) as progress:
             run_repeats(name, dataset, folder, context=settings, progress=progress, **options)
 
     def match(name: str, debate: Path, folder: Path, settings: dict[str, Any]) -> int:

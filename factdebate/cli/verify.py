@@ -109,7 +109,7 @@ def verify(
     started = time.perf_counter()
     try:
         # web searches answered by the cache vs paid calls; on a local model, the expected time
-        with tallying() as searches, timed_run(run.spec.name, str(run.context.model)):
+        with tallying() as searches, timed_run(run.spec.name, run.context):
             result = asyncio.run(_stream(claim, run, settings, as_json, evidence_log))
     except KeyboardInterrupt:
         fail("interrupted", 130)
