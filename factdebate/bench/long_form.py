@@ -11,7 +11,14 @@ from typing import Any, Literal
 
 from factdebate.bench.metrics import binary_metrics
 from factdebate.datasets import AtomicClaimItem, PromptItem
-from factdebate.runs.folder import append_rows, check_same_run, read_rows, read_run, write_rows
+from factdebate.runs.folder import (
+    append_rows,
+    check_same_run,
+    read_rows,
+    read_run,
+    rows_lock,
+    write_rows,
+)
 from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.core.files import write_atomic
 from factdebate.tools.core.secrets import redact_deep
@@ -182,8 +189,9 @@ async def agen_answers(
     )
     path = out_dir / ANSWERS_FILE
     wanted = {p.id for p in prompts}
-    kept = [r for r in read_rows(path) if r.get("answer") and str(r["id"]) in wanted]
-    write_rows(path, kept)
+    with rows_lock(path, wait=False):  # the rewrite: only as the file's one writer
+        kept = [r for r in read_rows(path) if r.get("answer") and str(r["id"]) in wanted]
+        write_rows(path, kept)
     done = {str(r["id"]) for r in kept}
     chat = resolve_model(model, max_tokens=max_output_tokens, timeout=timeout)
     site = CallSite(role="writer", agent="writer", stage="answer", timeout=timeout, retries=retries)
@@ -228,8 +236,9 @@ async def ascore_answers(
     if not answers:
         raise SettingsError(f"{answer_dir}: no answers in {ANSWERS_FILE}")
     path = answer_dir / SCORES_FILE
-    kept = [r for r in read_rows(path) if not r.get("failed")]
-    write_rows(path, kept)
+    with rows_lock(path, wait=False):  # the rewrite: only as the file's one writer
+        kept = [r for r in read_rows(path) if not r.get("failed")]
+        write_rows(path, kept)
     done = {str(r["id"]) for r in kept}
 
     async def one(row: dict[str, Any]) -> dict[str, Any]:
