@@ -101,6 +101,14 @@ async def arun_bench(
     if server_url is not None and settings.get("evidence_from"):
         raise SettingsError("--evidence-from is for local runs: on a server the operator sets it")
     replay = None if server_url is not None else open_replay(settings, dataset)
+    if replay is not None and replay[1]["scope"] == "claim":  # a pool per claim (a store)
+        for item in items:  # the pool, not the dataset's own evidence, is what agents read
+            if item.inputs.get("evidence"):
+                item.inputs["evidence"] = None
+        notes.append(
+            f"{dataset}: its own evidence is withheld; each claim's pool in "
+            f"{settings['evidence_from']} answers every retrieval and search"
+        )
     if server_url is not None:  # the server checks the settings (before any item runs)
         server_invoke = await server_invoker(server_url, method, settings)
     else:  # names and values, before anything runs

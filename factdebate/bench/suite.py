@@ -6,6 +6,11 @@ LLM calls or tokens per item, see ``matching``), each into its own run folder un
 suite's folder, then writes ``comparison.md`` and ``comparison.html`` (scores with their
 intervals, paired tests, cost per right answer, the accuracy-cost plot). Every member run
 resumes like any bench run: the same command picks a killed suite up where it stopped.
+
+With ``shared_evidence`` the debate runs first on live tools (its evidence log records what
+it read) and every other member reads that log in ``claim`` scope: any query about an item is
+answered from the documents the debate read for it, so the table compares methods over one
+evidence pool, and the comparison says which member read what.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any
 from factdebate.bench.items import check_method_fits
 from factdebate.bench.prices import Price
 from factdebate.graphs.registry import METHODS, MethodSpec, resolve
-from factdebate.tools.core.errors import SettingsError
+from factdebate.tools.core.errors import FactDebateError, SettingsError
 from factdebate.tools.core.files import write_atomic
 
 SUITES = {
@@ -112,6 +117,7 @@ def check_suite(
     *,
     match_on: str,
     options: Mapping[str, Any],
+    shared_evidence: bool = False,
 ) -> None:
     """Check every option and every member's settings before the first member runs.
 
@@ -151,6 +157,12 @@ def check_suite(
         raise SettingsError(f"--repeats sets {SEED_SETTING} itself (repeat r: seed r); drop it")
     if options.get("checkpoint") is not None and options.get("server_url") is not None:
         raise SettingsError("--checkpoint is for local runs: a server keeps its own threads")
+    if shared_evidence and options.get("server_url") is not None:
+        raise SettingsError("--shared-evidence is for local runs: on a server the operator sets it")
+    if shared_evidence and context.get("evidence_from"):
+        raise SettingsError(
+            "--shared-evidence makes the debate's own run the evidence: drop --evidence-from"
+        )
     load_items(
         dataset, options.get("data_dir"), options.get("limit"), int(options.get("seed") or 0)
     )
@@ -163,20 +175,83 @@ Matcher = Callable[[str, Path, Path, dict[str, Any]], int]
 
 
 def run_suite(
-    plan: SuitePlan, out_dir: Path, context: dict[str, Any], run: Runner, match: Matcher
+    plan: SuitePlan,
+    out_dir: Path,
+    context: dict[str, Any],
+    run: Runner,
+    match: Matcher,
+    *,
+    shared_evidence: bool = False,
 ) -> list[Path]:
-    """Run every member of ``plan`` into ``out_dir/<method>``; the run folders, in order."""
+    """Run every member of ``plan`` into ``out_dir/<method>``; the run folders, in order.
+
+    With ``shared_evidence`` every member after the debate reads the debate's evidence pool
+    (``pool_settings``) instead of live tools.
+    """
     out_dir = Path(out_dir)
     folders: list[Path] = []
+    shared = dict(context)
     for name in (plan.method, *plan.baselines):
         folder = out_dir / name
-        run(name, folder, dict(context))
+        run(name, folder, dict(context if name == plan.method else shared))
         folders.append(folder)
+        if name == plan.method and shared_evidence:
+            shared = {**context, **pool_settings(folder)}
     matched = out_dir / plan.matched
-    k = match(plan.matched, folders[0], matched, dict(context))
-    run(plan.matched, matched, {**context, "k": k})
+    k = match(plan.matched, folders[0], matched, dict(shared))
+    run(plan.matched, matched, {**shared, "k": k})
     folders.append(matched)
     return folders
+
+
+def pool_settings(debate: Path) -> dict[str, str]:
+    """The settings that make a member read the debate run's evidence pool, in claim scope.
+
+    A repeated debate (``--repeats``) lends the pool of its first repeat.
+    """
+    from factdebate.bench.rows import REPEAT_PREFIX
+    from factdebate.evidence import LOG_DIR
+
+    source = debate if (debate / LOG_DIR).is_dir() else debate / f"{REPEAT_PREFIX}1"
+    return {"evidence_from": str(source), "evidence_scope": "claim"}
+
+
+def _evidence_read(folder: Path) -> dict[str, Any]:
+    """What frozen evidence the run in ``folder`` read (its ``run.json``), {} for live tools."""
+    from factdebate.bench.rows import REPEAT_PREFIX
+    from factdebate.runs.reader import read_run_info
+
+    for where in (folder, folder / f"{REPEAT_PREFIX}1"):
+        try:
+            found = (read_run_info(where).model_extra or {}).get("evidence")
+        except FactDebateError:  # no run there, or an unreadable one: nothing it read
+            continue
+        if isinstance(found, dict) and found.get("from"):
+            return found
+    return {}
+
+
+def evidence_lines(folders: list[Path]) -> list[str]:
+    """Which evidence each member read: live tools, another run's pool, or none at all.
+
+    Empty when every member read live tools (a suite without ``--shared-evidence``).
+    """
+    read = {folder: _evidence_read(folder) for folder in folders}
+    if not any(read.values()):
+        return []
+    lines = ["", "## Evidence", "", "| method | evidence it read |", "|---|---|"]
+    for folder, found in read.items():
+        if folder.name in METHODS and not METHODS[folder.name].retrieves:
+            what = "none: it reads the claim alone"
+        elif found:
+            what = (
+                f"the pool of {Path(str(found['from'])).name} ({found.get('scope')} scope, "
+                f"snapshot {str(found.get('snapshot', ''))[:12]}): no live tool"
+            )
+        else:
+            what = "live tools (recorded in its evidence log)"
+        lines.append(f"| {folder.name} | {what} |")
+    return [*lines, ""]
 
 
 def write_comparison(
@@ -186,7 +261,7 @@ def write_comparison(
     from factdebate.bench.page import write_compare_page
     from factdebate.bench.report import compare_runs
 
-    table = compare_runs(folders, prices=prices)
+    table = compare_runs(folders, prices=prices) + "\n".join(evidence_lines(folders))
     write_atomic(Path(out_dir) / COMPARISON, table)
     write_compare_page(Path(out_dir) / COMPARISON_PAGE, folders, prices=prices)
     return table

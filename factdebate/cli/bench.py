@@ -135,13 +135,21 @@ def bench(
             "= --method, its paper's baselines and self-consistency at its compute (--match-on).",
         ),
     ] = None,
-    evidence_from: Annotated[Path | None, typer.Option(help=EVIDENCE_FROM_HELP)] = None,
     skip_bad_rows: Annotated[
         bool,
         typer.Option(
             "--skip-bad-rows",
             help="With --compare: leave out damaged results.jsonl rows (and say how many) "
             "instead of refusing the run.",
+        ),
+    ] = False,
+    evidence_from: Annotated[Path | None, typer.Option(help=EVIDENCE_FROM_HELP)] = None,
+    shared_evidence: Annotated[
+        bool,
+        typer.Option(
+            "--shared-evidence",
+            help="With --suite: run the debate on live tools first, then every other member "
+            "over the documents it read for each claim (claim scope), so all read one pool.",
         ),
     ] = False,
     price: Annotated[
@@ -231,6 +239,7 @@ def bench(
             match_on=match_on,
             progress_every=progress_every,
             options=options,
+            shared_evidence=shared_evidence,
         )
         return
     if match_compute is not None:

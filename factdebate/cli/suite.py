@@ -20,11 +20,13 @@ def run_suite_command(
     match_on: str,
     progress_every: float,
     options: dict[str, Any],
+    shared_evidence: bool = False,
 ) -> None:
     """Run every member of ``suite`` into ``out_dir/<method>``, then print the comparison.
 
     ``options`` are the bench's other keyword arguments (data folder, limit, seed, repeats,
-    concurrency, server, checkpoint, pages), the same for every member.
+    concurrency, server, checkpoint, pages), the same for every member. With
+    ``shared_evidence`` the members after the debate read its evidence pool.
     """
     from factdebate.bench.matching import match_k
     from factdebate.bench.repeats import run_repeats
@@ -38,7 +40,15 @@ def run_suite_command(
 
     try:  # every option of every member, before any member calls a model
         plan = plan_suite(suite, method, dataset)
-        check_suite(plan, dataset, out_dir, context, match_on=match_on, options=options)
+        check_suite(
+            plan,
+            dataset,
+            out_dir,
+            context,
+            match_on=match_on,
+            options=options,
+            shared_evidence=shared_evidence,
+        )
     except FactDebateError as exc:
         fail(str(exc))
     err.print(
@@ -66,7 +76,7 @@ def run_suite_command(
         return int(plan_k["k"])
 
     try:
-        folders = run_suite(plan, out_dir, context, run, match)
+        folders = run_suite(plan, out_dir, context, run, match, shared_evidence=shared_evidence)
         print_markdown(write_comparison(out_dir, folders))
     except FactDebateError as exc:
         fail(str(exc))

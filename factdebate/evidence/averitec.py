@@ -213,7 +213,6 @@ def load_knowledge_store(
         "datasets": [DATASET],
         "backends": [BACKEND],
         "scopes": ["claim"],
-        "replaces_given": True,
         "knowledge_store": {"folder": str(root), "claims": len(wanted), **counts},
     }
     return snapshot

@@ -70,7 +70,7 @@ def tool_mad_model(scripted: Any) -> str:
             ("Decide whether the claim holds", "The documents place it in Paris.\n**SUPPORTS**"),
         ]
     )
-    return name
+    return str(name)
 
 
 def test_a_second_run_within_the_ttl_makes_no_search_call_and_one_after_it_does(
