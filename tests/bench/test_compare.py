@@ -168,3 +168,12 @@ def test_a_usd_plot_where_every_cost_is_0_is_not_drawn(tmp_path: Path, scripted:
     assert [p["id"] for p in free["plots"]] == ["pareto-tokens"]
     paid = pareto_view([("run0", metrics)], {model: Price(1.0, 1.0)})
     assert [p["id"] for p in paid["plots"]] == ["pareto-tokens", "pareto-usd"]
+
+
+def test_the_compare_page_heads_macro_f1_with_the_gold_classes(tmp_path: Path, scripted: Scripted):
+    (run,) = runs(tmp_path, scripted, "SR", True)
+    page = render_compare_page([run])
+    assert (
+        '100.0 <span class="muted">(over the gold classes SUPPORTS, REFUTES; over all 3: 66.7)'
+        in page
+    )
