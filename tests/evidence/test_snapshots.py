@@ -193,3 +193,11 @@ def test_a_server_bench_refuses_frozen_evidence(tmp_path: Path) -> None:
             server_url="http://127.0.0.1:9",
         )  # fmt: skip
     assert not (tmp_path / "out").exists()
+
+
+def test_a_client_cannot_point_a_served_run_at_frozen_evidence() -> None:
+    from factdebate.nodes.context import Context
+    from factdebate.nodes.policy import operator_problem
+
+    assert "operator's to choose" in str(operator_problem({"evidence_from": "/srv/x"}, [Context]))
+    assert operator_problem({"evidence_from": ""}, [Context]) is None  # the default: live tools
