@@ -18,6 +18,7 @@ from factdebate.review.resume import aresume
 from factdebate.runs.checkpoints import open_checkpointer
 from factdebate.runs.folder import RUN_FILE, read_rows, rows_lock, write_rows
 from factdebate.tools.core.errors import FactDebateError
+from factdebate.tools.core.json_text import json_problem, parse_json
 from factdebate.tools.core.secrets import REDACTED
 
 QUEUE_DB = "review.sqlite"
@@ -121,9 +122,9 @@ def queue_rows(path: Path) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = parse_json(line)
         except json.JSONDecodeError as exc:
-            problem = f"not JSON ({exc.msg})"
+            problem = f"not JSON ({json_problem(exc, line=False)})"
         else:
             problem = "" if isinstance(row, dict) and "id" in row else "a row needs an id"
         if problem:
