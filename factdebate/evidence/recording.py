@@ -106,7 +106,8 @@ class EvidenceLog:
             if self._journal is not None:
                 self._journal.close()
                 self._journal = None
-            if self.folder is not None:
+            # a run that read nothing keeps no log: its folder is made by the first call
+            if self.folder is not None and self.folder.exists():
                 write_log(self.folder, self.snapshot)
                 (self.folder / JOURNAL).unlink(missing_ok=True)
         return self.snapshot
