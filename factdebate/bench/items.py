@@ -10,6 +10,7 @@ from typing import Any
 
 from factdebate.datasets import (
     ANSWER_TASK,
+    CATALOG,
     LABEL_TASK,
     REFUTES,
     SUPPORTS,
@@ -153,7 +154,8 @@ def data_identity(name: str, data_dir: Path | None, items: list[BenchItem]) -> d
     Another copy of the dataset (another folder, or other labels, claims or evidence in the
     sampled items) is another run.
     """
-    folder = dataset_folder(name, datasets_root() if data_dir is None else data_dir)
+    root = datasets_root(CATALOG[name].folder if name in CATALOG else name)
+    folder = dataset_folder(name, root if data_dir is None else data_dir)
     assert folder is not None  # a root was given
     digest = hashlib.sha256()
     for item in items:

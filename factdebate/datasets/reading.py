@@ -23,7 +23,7 @@ RECORD_SUFFIXES = (".jsonl", ".json", ".parquet")
 
 def data_folder(path: str | Path | None, name: str) -> Path:
     """Return the given folder, else the folder ``name`` under the datasets root."""
-    return Path(path) if path is not None else datasets_root() / name
+    return Path(path) if path is not None else datasets_root(name) / name
 
 
 GET_HINT = "`factdebate datasets` says how to get each dataset"

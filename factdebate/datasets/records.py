@@ -186,18 +186,21 @@ class PromptItem:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-def datasets_root() -> Path:
-    """Return the folder datasets are read from by default.
+def datasets_root(folder: str | None = None) -> Path:
+    """Return the folder datasets are read from by default (the one holding ``folder``).
 
     ``$FACTDEBATE_DATASETS`` when set; else ``datasets/`` in the factdebate home, where
-    ``factdebate datasets get`` puts them; else, when the home has none yet and a checkout has
-    a ``shared/datasets`` folder beside it, that folder.
+    ``factdebate datasets get`` puts them; else, for a dataset the home does not hold (or,
+    without ``folder``, when the home holds none yet), a checkout's ``shared/datasets`` folder
+    beside it when that folder has it.
     """
     home = download_root()
     if os.environ.get("FACTDEBATE_DATASETS"):
         return home
     beside = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
-    return beside if not home.is_dir() and beside.is_dir() else home
+    if folder is None:
+        return beside if not home.is_dir() and beside.is_dir() else home
+    return beside if not (home / folder).exists() and (beside / folder).exists() else home
 
 
 def download_root() -> Path:

@@ -235,8 +235,8 @@ def _bench_args(name: str, out: Path, *extra: str) -> list[str]:
 def _need_fever() -> None:
     from factdebate.datasets import datasets_root
 
-    if not (datasets_root() / "fever").exists():
-        pytest.skip(f"benchmark data not found at {datasets_root()}")
+    if not (datasets_root("fever") / "fever").exists():
+        pytest.skip(f"benchmark data not found at {datasets_root('fever')}")
 
 
 def test_cli_flag_without_key_fails_in_one_line(

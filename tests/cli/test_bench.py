@@ -17,8 +17,8 @@ runner = CliRunner()
 def test_bench_command_writes_report_and_compares(tmp_path: Path, data_home, scripted):
     from factdebate.datasets import datasets_root
 
-    if not (datasets_root() / "fever").exists():
-        pytest.skip(f"benchmark data not found at {datasets_root()}")
+    if not (datasets_root("fever") / "fever").exists():
+        pytest.skip(f"benchmark data not found at {datasets_root('fever')}")
     name, _ = scripted([], default="Reasoning.\n**SUPPORTS**")
     run = tmp_path / "run"
     args = [

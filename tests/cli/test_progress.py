@@ -88,8 +88,8 @@ def test_unknown_total_shows_a_count() -> None:
 def test_bench_prints_progress_lines_when_not_a_terminal(tmp_path: Path, data_home, scripted):
     from factdebate.datasets import datasets_root
 
-    if not (datasets_root() / "fever").exists():
-        pytest.skip(f"benchmark data not found at {datasets_root()}")
+    if not (datasets_root("fever") / "fever").exists():
+        pytest.skip(f"benchmark data not found at {datasets_root('fever')}")
     name, _ = scripted([], default="Reasoning.\n**SUPPORTS**")
     args = ["bench", "--method", "cot", "--dataset", "fever-mini", "--limit", "3"]
     result = runner.invoke(
@@ -213,8 +213,8 @@ def test_a_repeats_line_counts_the_whole_run(tmp_path: Path, data_home, scripted
     from factdebate.bench.scoring import llm_calls, read_results
     from factdebate.datasets import datasets_root
 
-    if not (datasets_root() / "fever").exists():
-        pytest.skip(f"benchmark data not found at {datasets_root()}")
+    if not (datasets_root("fever") / "fever").exists():
+        pytest.skip(f"benchmark data not found at {datasets_root('fever')}")
     name, _ = scripted([], default="Reasoning.\n**SUPPORTS**")
     args = ["bench", "--method", "cot", "--dataset", "fever-mini", "--limit", "2", "--repeats", "2"]
     out = tmp_path / "run"
