@@ -190,9 +190,9 @@ def datasets_root(folder: str | None = None) -> Path:
     """Return the folder datasets are read from by default (the one holding ``folder``).
 
     ``$FACTDEBATE_DATASETS`` when set; else ``datasets/`` in the factdebate home, where
-    ``factdebate datasets get`` puts them; else, for a dataset the home does not hold (or,
-    without ``folder``, when the home holds none yet), a checkout's ``shared/datasets`` folder
-    beside it when that folder has it.
+    ``factdebate datasets get`` puts them; else, for a dataset the home does not hold (its
+    folder missing or empty; without ``folder``: when the home holds none yet), a checkout's
+    ``shared/datasets`` folder beside it when that folder has it.
     """
     home = download_root()
     if os.environ.get("FACTDEBATE_DATASETS"):
@@ -200,7 +200,8 @@ def datasets_root(folder: str | None = None) -> Path:
     beside = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
     if folder is None:
         return beside if not home.is_dir() and beside.is_dir() else home
-    return beside if not (home / folder).exists() and (beside / folder).exists() else home
+    held = (home / folder).is_dir() and any((home / folder).iterdir())
+    return beside if not held and (beside / folder).exists() else home
 
 
 def download_root() -> Path:
