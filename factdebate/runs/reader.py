@@ -3,7 +3,8 @@
 ``read_run_info`` (run.json), ``read_metrics`` (metrics.json) and ``read_result_rows``
 (results.jsonl) parse each file with a size limit, refuse a FIFO or a device before opening
 it, and check every field a report computes with against its bounds (counts whole and >= 0,
-scores finite and within [0, 1], ids non-empty, labels from the verdict vocabulary). A file
+scores finite and within [0, 1], answer relevance, a mean cosine, within [-1, 1], ids
+non-empty, labels from the verdict vocabulary). A file
 that fails is a one-line ``RunReadError``; a row that fails is a ``RowProblem`` (file, line,
 why) beside the rows that passed, and stays on disk exactly as it was: the command reading
 it decides by its own rule whether it can go on (``RowsRead.checked``).
