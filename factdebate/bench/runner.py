@@ -115,13 +115,10 @@ async def arun_bench(
         checked = context_cls.from_settings(settings)
         # an unknown or malformed model fails here, before any item runs
         await asyncio.to_thread(check_models, checked)
-        # a provider that cannot be reached (no connection, 401/403, 404) stops it here too
-        await asyncio.to_thread(check_reachable, checked)
         if replay is None:  # frozen evidence needs no index
             settings = await asyncio.to_thread(
                 prepare_collection, spec, dataset, data_dir, settings, context_cls
             )
-    make_out_dir(out_dir)
     run: dict[str, Any] = redact_deep(  # a key inside a model URL is never written or shown
         {
             "method": method,
@@ -141,6 +138,13 @@ async def arun_bench(
     )
     if replay is not None:
         run["evidence"] = replay[1]  # which snapshot (content hash) and scope it read
+    # a folder holding another run is refused before the provider is called
+    check_same_run(out_dir, run, SAME_RUN_KEYS, recorded_later=("data",), write=False)
+    if server_url is None:
+        # a provider that cannot be reached (no connection, 401/403, 404) stops it here, after
+        # every refusal that needs no model and before the run folder is made
+        await asyncio.to_thread(check_reachable, checked)
+    make_out_dir(out_dir)
     check_same_run(out_dir, run, SAME_RUN_KEYS, recorded_later=("data",))
 
     wanted = {i.id for i in items}

@@ -71,11 +71,15 @@ def check_same_run(
     keys: Iterable[str] | None = None,
     what: str = "a run with",
     recorded_later: Iterable[str] = (),
+    *,
+    write: bool = True,
 ) -> None:
     """Write ``run.json``, or refuse a folder whose ``run.json`` differs in any of ``keys``.
 
     ``keys`` default to every key of ``run``. A key in ``recorded_later`` is compared only
     when the stored run has it (an older version did not record it). Secrets are redacted.
+    ``write=False`` only compares (a refusal before a run pays for anything, its folder
+    not yet made).
 
     Raises:
         RunFolderError: the folder holds another run ("{out_dir} holds {what} different ...").
@@ -95,7 +99,8 @@ def check_same_run(
                 f"{out_dir} holds {what} different {', '.join(changed)}; "
                 "use another --out directory to start a new run"
             )
-    write_atomic(path, json.dumps(run, indent=2, default=str) + "\n")
+    if write:
+        write_atomic(path, json.dumps(run, indent=2, default=str) + "\n")
 
 
 def read_run(out_dir: Path) -> dict[str, Any]:

@@ -82,3 +82,16 @@ def test_a_bench_folder_another_bench_writes_is_refused_without_a_probe(tmp_path
         done = runner.invoke(app, bench_args(out, data, provider.model()))  # once it is free
     assert done.exit_code == 0, done.output
     assert len(provider.requests) == 4
+
+
+@pytest.mark.usefixtures("data_home")
+def test_a_folder_holding_another_run_is_refused_without_a_probe(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    data = fever_mini(tmp_path / "data")
+    with fake_provider(lambda prompt, body: "Reasoned.\n**SUPPORTS**") as provider:
+        first = runner.invoke(app, bench_args(out, data, provider.model()))
+        assert first.exit_code == 0, first.output
+        calls = len(provider.requests)
+        other = runner.invoke(app, bench_args(out, data, provider.model(), "--seed", "7"))
+    one_line_error(other, "holds a run with different seed")
+    assert len(provider.requests) == calls  # refused before the reachability probe
