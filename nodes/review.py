@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -14,6 +15,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from factdebate.nodes.common import Node
+from factdebate.nodes.evidence_block import sanitize
 from factdebate.nodes.state import decided
 from factdebate.prompts.labels import LABELS_3, LABELS_4
 from factdebate.tools.core.errors import FactDebateError
@@ -25,6 +27,9 @@ REVIEW_NODE = "human_review"
 MAX_NOTE_CHARS = 2000
 MAX_ANSWER_CHARS = 1000
 MAX_SHOWN_EVIDENCE = 20
+VERDICT_ACTION = "final_verdict"
+"""The review action's name when the run does not say which method it is."""
+_MARKUP = set("\\`*_[]<>#|!~")
 ANSWER_LABELS: tuple[str, ...] = ("FACTUAL", "NOT FACTUAL")
 """MAD-Fact's answer-level verdicts."""
 TRUTH_LABELS: tuple[str, ...] = ("TRUE", "FALSE")
@@ -99,6 +104,92 @@ def check_decision(decision: Any, choices: tuple[str, ...] | None) -> dict[str, 
     return {"approve": approve, "verdict": None if approve else verdict, "note": note, "at": at}
 
 
+# LangChain's human-in-the-loop format (langchain.agents.middleware.human_in_the_loop: a
+# ``HITLRequest`` answered by ``{"decisions": [...]}``) and the Agent Inbox's older one
+# (``HumanInterrupt``, answered by ``[{"type", "args"}]``). Both are read into the decision
+# above; the mapping is in docs/review-ui.md.
+DECISION_TYPES: tuple[str, ...] = ("approve", "edit", "reject", "respond")
+"""The decisions a review request allows, in LangChain's human-in-the-loop words."""
+_SEPARATORS = " \t\n:;,.-\u2013\u2014"
+
+
+def read_decision(value: Any, choices: tuple[str, ...] | None) -> dict[str, Any]:
+    """Any decision a reviewer may send, checked (see ``check_decision``).
+
+    ``value`` is this project's own decision, LangChain's human-in-the-loop response
+    ``{"decisions": [one decision]}``, one such decision (``{"type": ...}``), or the Agent
+    Inbox's response list ``[{"type": ..., "args": ...}]`` of one.
+
+    Raises:
+        ReviewError: a decision in none of these shapes, several decisions, ``ignore``, a
+            reject or response that names no verdict, or a decision ``check_decision`` refuses.
+    """
+    if isinstance(value, Mapping) and "decisions" in value:
+        value = _only(value["decisions"])
+    elif isinstance(value, list | tuple):
+        value = _only(value)
+    if isinstance(value, Mapping) and "type" in value:
+        value = _typed_decision(value, choices)
+    return check_decision(value, choices)
+
+
+def _only(decisions: Any) -> Any:
+    if not isinstance(decisions, list | tuple) or len(decisions) != 1:
+        raise ReviewError("a review takes exactly one decision (a list of one)")
+    return decisions[0]
+
+
+def _typed_decision(decision: Mapping[str, Any], choices: tuple[str, ...] | None) -> Any:
+    """A typed decision (LangChain's or the Agent Inbox's) as this project's own decision."""
+    kind = decision.get("type")
+    if kind in ("approve", "accept"):
+        return {"approve": True}
+    if kind == "edit":
+        action = decision.get("edited_action", decision.get("args"))
+        args = action.get("args") if isinstance(action, Mapping) else None
+        if not isinstance(args, Mapping) or args.get("verdict") in (None, ""):
+            raise ReviewError("an edit gives the new verdict in its action's args.verdict")
+        return {"verdict": args["verdict"], "note": args.get("note") or ""}
+    if kind in ("reject", "respond", "response"):
+        text = decision.get("message", decision.get("args"))
+        if not isinstance(text, str) or not text.strip():
+            raise ReviewError(
+                f"a {kind} decides nothing without a verdict: write it first in the message "
+                "(e.g. 'REFUTES: why'), or send edit; the thread keeps waiting"
+            )
+        return _verdict_from_text(kind, text, choices)
+    if kind == "ignore":
+        raise ReviewError(
+            "ignore does not decide a review: the thread keeps waiting for approve, edit, "
+            "or a reject naming a verdict"
+        )
+    raise ReviewError(f"unknown decision type {kind!r}: send one of {', '.join(DECISION_TYPES)}")
+
+
+def _verdict_from_text(kind: str, text: str, choices: tuple[str, ...] | None) -> dict[str, Any]:
+    """A reject's or response's verdict (the label it starts with) and the rest as its note.
+
+    Where the method's answers are free (MADAM-RAG), a response is the reviewer's answers and
+    a reject, which names none, is refused.
+    """
+    if choices is None:
+        if kind == "reject":
+            raise ReviewError(
+                "this method's verdict is a list of answers: send edit or respond with them "
+                "(several separated by ';'); the thread keeps waiting"
+            )
+        return {"verdict": text}
+    wanted = " ".join(text.replace("_", " ").split())
+    for label in sorted(choices, key=len, reverse=True):  # NOT FACTUAL before FACTUAL
+        head, rest = wanted[: len(label)], wanted[len(label) :]
+        if head.upper() == label and (not rest or rest[0] in _SEPARATORS):
+            return {"verdict": label, "note": rest.strip(_SEPARATORS)}
+    raise ReviewError(
+        f"a {kind} overrules only with a verdict first in its message, one of "
+        f"{', '.join(choices)} (e.g. '{choices[0]}: why'); the thread keeps waiting"
+    )
+
+
 def _checked_verdict(verdict: Any, choices: tuple[str, ...] | None) -> str:
     """A label from ``choices`` (any case, spaces or underscores), or a free answer list."""
     if not isinstance(verdict, str) or not verdict.strip():
@@ -118,16 +209,106 @@ def _checked_verdict(verdict: Any, choices: tuple[str, ...] | None) -> str:
     return wanted
 
 
-def review_request(state: dict[str, Any], allowed: tuple[str, ...] | None) -> dict[str, Any]:
-    """What the review step pauses with: the proposed verdict, its reasons, the choices."""
+def review_request(
+    state: dict[str, Any], allowed: tuple[str, ...] | None, method: str = VERDICT_ACTION
+) -> dict[str, Any]:
+    """What the review step pauses with: the proposed verdict, its reasons, the choices.
+
+    One request in three readings: this project's own keys (``kind``, ``proposed``,
+    ``choices``...), LangChain's human-in-the-loop request (``action_requests``,
+    ``review_configs``) and the Agent Inbox's older human interrupt (``action_request``,
+    ``config``, ``description``). The action is ``method`` finalizing its verdict.
+    """
+    justification = state.get("justification") or ""
+    description = review_description(state, allowed, method)
+    args = {"verdict": state.get("verdict"), "justification": justification, "note": ""}
     return {
         "kind": "review",
         "proposed": state.get("verdict"),
-        "justification": state.get("justification") or "",
+        "justification": justification,
         "stop_reason": state.get("stop_reason"),
         "rounds": state.get("rounds"),
         "choices": list(allowed) if allowed is not None else None,
+        "action_requests": [{"name": method, "args": args, "description": description}],
+        "review_configs": [{"action_name": method, "allowed_decisions": list(DECISION_TYPES)}],
+        "action_request": {"action": method, "args": args},
+        "config": {
+            "allow_accept": True,
+            "allow_edit": True,
+            "allow_respond": True,
+            "allow_ignore": False,  # ignoring decides nothing: the thread keeps waiting
+        },
+        "description": description,
     }
+
+
+def review_description(state: dict[str, Any], allowed: tuple[str, ...] | None, method: str) -> str:
+    """The Markdown a reviewer decides from: claim, proposal, why it stopped, agents, evidence."""
+    claim = state.get("claim") or state.get("question") or ""
+    lines = [f"### Review the verdict of {_inline(method)}", "", "**Claim**", _fenced(claim)]
+    lines += ["", f"**Proposed verdict:** {_inline(state.get('verdict') or 'none')}"]
+    stop = f"{_inline(state.get('stop_reason') or 'unknown')} after round {state.get('rounds')}"
+    decided_by = state.get("decided_by") or {}
+    if decided_by.get("agent"):
+        stop += f", decided by the {_inline(decided_by['agent'])}"
+        if decided_by.get("detail"):
+            stop += f": {_inline(decided_by['detail'])}"
+    lines.append(f"**Why the run stopped:** {stop}")
+    if state.get("justification"):
+        lines += ["", "**Justification**", _fenced(state["justification"])]
+    last: dict[str, str] = {}
+    for turn in state.get("transcript") or []:
+        if isinstance(turn, dict) and turn.get("agent") and turn.get("label"):
+            last[str(turn["agent"])] = str(turn["label"])
+    if last:
+        lines += ["", "**Last label of each agent**"]
+        lines += [f"- {_inline(agent)}: {_inline(label)}" for agent, label in last.items()]
+    docs = evidence_of(state)
+    lines += ["", "**Evidence**" if docs else "**Evidence:** none read"]
+    for doc in docs:
+        title = doc.get("title") or doc.get("id") or "untitled"
+        lines.append(f"- {_inline(title)} ({_inline(doc.get('source') or 'unknown source')})")
+    total = (state.get("cost") or {}).get("total") or {}
+    lines += [
+        "",
+        f"**Cost:** {total.get('llm_calls', 0)} model calls, {total.get('input_tokens', 0)} "
+        f"input and {total.get('output_tokens', 0)} output tokens",
+        "",
+        "**Choices:** "
+        + (", ".join(allowed) if allowed is not None else "any answers, separated by ';'"),
+        "Approve keeps the verdict; edit sets another verdict (args.verdict) with a note; "
+        "reject or respond overrules when its message starts with a verdict "
+        "('REFUTES: why'); ignore decides nothing.",
+    ]
+    return "\n".join(lines)
+
+
+def _inline(value: Any, max_chars: int = 300) -> str:
+    """Untrusted text for one Markdown line: cleaned, one line, its markup characters escaped."""
+    text = " ".join(sanitize(str(value), max_chars).split())
+    return "".join(f"\\{ch}" if ch in _MARKUP else ch for ch in text)
+
+
+def _fenced(value: Any, max_chars: int = 1500) -> str:
+    """Untrusted text as a Markdown code block, its fence longer than any backtick run in it."""
+    text = sanitize(str(value), max_chars).strip() or "(none)"
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def method_of_run() -> str:
+    """The method the running graph serves (server graph id or the API's run metadata)."""
+    try:
+        metadata = get_config().get("metadata") or {}
+    except RuntimeError:  # called outside a run
+        return VERDICT_ACTION
+    # "factdebate_method" is what factdebate.api records (METHOD_KEY); "graph_id" the server's.
+    for key in ("factdebate_method", "graph_id"):
+        name = metadata.get(key)
+        if isinstance(name, str) and name:
+            return name
+    return VERDICT_ACTION
 
 
 async def paused_request(runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -177,7 +358,7 @@ def make_review_node(choices: Choices) -> Node:
         if request is None:
             if not review_wanted(context):
                 return {}
-            request = review_request(state, choices(context))
+            request = review_request(state, choices(context), method_of_run())
         request.pop("refused", None)
         allowed = tuple(request["choices"]) if request.get("choices") is not None else None
         proposed = request.get("proposed")
@@ -185,7 +366,7 @@ def make_review_node(choices: Choices) -> Node:
             # A decision that does not fit pauses again with the same request (and why): the
             # refused answer is never applied, and the thread waits for a good one.
             try:
-                decision = check_decision(interrupt(request), allowed)
+                decision = read_decision(interrupt(request), allowed)
                 break
             except ReviewError as exc:
                 request = {**request, "refused": str(exc)}

@@ -20,7 +20,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from factdebate.nodes.review import REVIEW_NODE, ReviewError, check_decision, is_review
+from factdebate.nodes.review import REVIEW_NODE, ReviewError, is_review, read_decision
 
 Message = MutableMapping[str, Any]
 Send = Callable[[Message], Awaitable[None]]
@@ -96,14 +96,15 @@ def resume_problem(resume: Any, state: Any) -> str | None:
     if resume is NO_DECISION:
         return (
             "the thread is awaiting review: resume it with a decision, "
-            '{"approve": true} or {"verdict": ...}, with an optional "note"'
+            '{"approve": true} or {"verdict": ...}, with an optional "note", or '
+            'LangChain\'s {"decisions": [{"type": "approve"}]}'
         )
     decisions = [resume]
     if isinstance(resume, dict) and resume and set(map(str, resume)) <= ids:
         decisions = list(resume.values())  # a resume map keyed by interrupt id
     for decision in decisions:
         try:
-            check_decision(decision, choices)
+            read_decision(decision, choices)
         except ReviewError as exc:
             return str(exc)
     return None
@@ -124,7 +125,12 @@ def decided_message(thread: str) -> str:
 
 
 def _decision_shaped(value: Any) -> bool:
-    return isinstance(value, dict) and ("approve" in value or "verdict" in value)
+    """Whether ``value`` looks like a review decision in any format the review step reads."""
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    return isinstance(value, dict) and bool(
+        {"approve", "verdict", "decisions", "type"} & set(value)
+    )
 
 
 async def resume_refusal(resume: Resume, get_json: GetJson) -> tuple[int, str] | None:
