@@ -57,9 +57,10 @@ tidy_help(app)  # whole paragraphs in help screens, flags shown without a type
 
 def main() -> None:
     """Console-script entry point: an error the project raises on purpose is one line, exit 2."""
-    from factdebate.tools.core.secrets import install_secret_filters
+    from factdebate.tools.core.secrets import install_redacted_tracebacks, install_secret_filters
 
     install_secret_filters()
+    install_redacted_tracebacks()  # even a bug's traceback shows no password
     try:
         app()
     except FactDebateError as exc:

@@ -157,3 +157,21 @@ def test_verify_review_on_postgres_shows_its_password_nowhere(scripted) -> None:
         assert "--checkpoint postgresql://reviewer:[redacted]@127.0.0.1" in result.output
     finally:
         server.close()
+
+
+def test_a_bug_s_traceback_from_the_cli_is_redacted_too() -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    crash = (
+        "from factdebate.tools.core.secrets import install_redacted_tracebacks\n"
+        "install_redacted_tracebacks()\n"
+        f"raise RuntimeError('cannot reach http://user:p@{SECRET}@host/v1')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", crash], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1 and "Traceback" in done.stderr
+    assert SECRET not in done.stderr and "http://user:[redacted]@host/v1" in done.stderr

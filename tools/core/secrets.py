@@ -139,3 +139,18 @@ def install_secret_filters() -> None:
         show(redact(str(message)), *args, **kwargs)
 
     warnings.showwarning = show_redacted
+
+
+def install_redacted_tracebacks() -> None:
+    """Print an uncaught exception's traceback redacted (for a command-line program only).
+
+    A bug still shows its traceback, but a URL with a password in a frame's message or a
+    key quoted by a library's error is shown as ``[redacted]`` like every other line.
+    """
+    import sys
+    import traceback
+
+    def hook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+        sys.stderr.write(redact("".join(traceback.format_exception(kind, value, tb))))
+
+    sys.excepthook = hook
