@@ -53,6 +53,7 @@ def calibrate_gate(
     """Propose stability thresholds from the scores of right and wrong agreements (Fig. 3)."""
     from factdebate.bench.calibration import calibrate, profile_line, report, write
 
+    _refuse_other_methods(run_dirs)
     try:
         found = calibrate(
             run_dirs, keep, reject, (ceiling_faithfulness, ceiling_relevance), skip_bad_rows
@@ -67,6 +68,27 @@ def calibrate_gate(
     print_markdown(profile_line(found, name, datetime.date.today().isoformat()))
     for path in paths:
         out.print(f"written: {path.resolve()}", markup=False, soft_wrap=True)
+
+
+def _refuse_other_methods(run_dirs: list[Path]) -> None:
+    """One line for a run folder of a method without Tool-MAD's stability gate."""
+    from dataclasses import fields
+
+    from factdebate.runs.folder import read_run
+    from factdebate.settings import context_class
+
+    for run_dir in run_dirs:
+        try:
+            method = read_run(run_dir).get("method")
+            names = set() if method is None else {f.name for f in fields(context_class(method))}
+            gated = method is None or "stability_score" in names
+        except FactDebateError as exc:
+            fail(str(exc))
+        if not gated:
+            fail(
+                f"{run_dir} is a run of {method}, which has no stability gate: calibrate-gate "
+                "reads the debaters' scores of Tool-MAD runs (tool-mad and its ablations)"
+            )
 
 
 def register(app: typer.Typer) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 import typer.core
+from typer import rich_utils
 
 
 def paragraphs(doc: str) -> str:
@@ -29,9 +30,36 @@ def _flag_type(self: typer.core.TyperOption, ctx: Any) -> str | None:
 _typer_type = typer.core.TyperOption.display_type_rich
 
 
+def _whole_words_table() -> type[Any]:
+    """Typer's help table with no option or method name cut at any width.
+
+    An option's names (``--pages --no-pages``) share one column that wraps only between them,
+    so the help column keeps the rest of the screen; a word still wider than it folds onto the
+    next line instead of ending in an ellipsis (``--langsmith-experi…`` at 80 columns).
+    """
+    from rich.columns import Columns
+    from rich.table import Table
+    from rich.text import Text
+
+    class WholeWordsTable(Table):
+        def add_row(self, *cells: Any, **kwargs: Any) -> None:
+            if len(cells) >= 6:  # [required mark,] long, short, --no- long, --no- short, type, help
+                *head, long, short, no_long, no_short, kind, text = cells
+                names = [c for c in (long, short, no_long, no_short) if str(c).strip()]
+                cells = (*head, Text(" ").join(Text(str(n)) if isinstance(n, str) else n for n in names), kind, text)
+            for cell in cells:
+                for part in cell.renderables if isinstance(cell, Columns) else [cell]:
+                    if isinstance(part, Text):
+                        part.overflow = "fold"
+            super().add_row(*cells, **kwargs)
+
+    return WholeWordsTable
+
+
 def tidy_help(app: typer.Typer) -> None:
     """Give every command of ``app`` whole-paragraph help, and show flags without a type."""
     typer.core.TyperOption.display_type_rich = _flag_type  # type: ignore[method-assign]
+    rich_utils.Table = _whole_words_table()  # type: ignore[attr-defined]
     for info in app.registered_commands:
         doc = info.help or (inspect.getdoc(info.callback) if info.callback else None)
         if doc:

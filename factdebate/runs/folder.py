@@ -197,7 +197,10 @@ class RowsBusyError(RunFolderError):
 def rows_lock(path: Path, *, wait: bool) -> Iterator[None]:
     """Be the one writer of the JSONL file ``path`` for the block (an ``flock`` beside it).
 
-    The lock ends with the process, so a killed writer never leaves the file locked.
+    The lock ends with the process, so a killed writer never leaves the file locked. The lock
+    file is removed as the block ends, while still held; a writer that was waiting on the
+    removed file finds the path gone or another file there and locks what the path holds now,
+    so two writers never both hold it.
 
     Raises:
         RowsBusyError: without ``wait``, another process holds it.
@@ -205,17 +208,30 @@ def rows_lock(path: Path, *, wait: bool) -> Iterator[None]:
     import fcntl
 
     path = Path(path)
-    fd = os.open(path.with_name(f".{path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
+    lock = path.with_name(f".{path.name}.lock")
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError:
+            os.close(fd)
             raise RowsBusyError(
                 f"{path} is being written by another process (a bench still running?): "
                 "wait for it to finish, then run this again"
             ) from None
+        held = os.fstat(fd)
+        try:
+            current = os.stat(lock)
+        except FileNotFoundError:
+            current = None
+        if current is not None and (current.st_dev, current.st_ino) == (held.st_dev, held.st_ino):
+            break
+        os.close(fd)  # locked a file its holder removed: lock the one at the path now
+    try:
         yield
     finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)  # no empty lock file left in the run folder
         os.close(fd)  # closing releases the lock
 
 
