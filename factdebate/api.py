@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from collections.abc import AsyncIterator, Callable
@@ -28,6 +29,8 @@ MODEL_FIELDS = ("model", "debater_model", "judge_model", "scorer_model")
 MAX_CONCURRENCY = 64  # items in flight in one bench or SynDeC run
 METHOD_KEY = "factdebate_method"
 """Checkpoint metadata naming the method of a stored thread (review, history and replay)."""
+EVIDENCE_KEY = "factdebate_evidence"
+"""Checkpoint metadata: a thread's evidence log (``log``) and the snapshot it read, as JSON text."""
 
 
 def check_concurrency(concurrency: int) -> None:
@@ -208,8 +211,13 @@ async def astream_verify(
     replay = open_replay(build_context(spec, **settings))  # a bad snapshot: one line, first
     folder = None if evidence_log is None else Path(evidence_log).expanduser()
     with evidence_session(settings, folder, None, replay), item_scope(thread or "", text.strip()):
+        # the checkpoint's run record names the log and the frozen evidence the run read
+        record = {
+            "log": "" if folder is None else str(folder / "evidence"),
+            "read": {} if replay is None else replay[1],
+        }
         async for event in _astream_verify(
-            text, spec, documents, checkpoint, thread, before_run, settings
+            text, spec, documents, checkpoint, thread, before_run, settings, record
         ):
             yield event
 
@@ -222,6 +230,7 @@ async def _astream_verify(
     thread: str | None,
     before_run: Callable[[], object] | None,
     settings: dict[str, Any],
+    evidence: dict[str, Any],
 ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
     """``astream_verify`` inside its evidence log (see there)."""
     graph = spec.load_graph()
@@ -245,7 +254,7 @@ async def _astream_verify(
         durable = builder.compile(checkpointer=saver, name=spec.name)
         config: dict[str, Any] = {
             "configurable": {"thread_id": thread},
-            "metadata": {METHOD_KEY: spec.name},
+            "metadata": {METHOD_KEY: spec.name, EVIDENCE_KEY: json.dumps(evidence)},
         }
         snapshot = await durable.aget_state(config)
         stored = dict(snapshot.values or {})

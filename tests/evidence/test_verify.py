@@ -58,3 +58,28 @@ def test_verify_with_a_missing_snapshot_is_one_line(tmp_path: Path, scripted) ->
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and "no such file or folder" in lines[0], result.output
+
+
+async def test_a_checkpointed_run_records_its_log_and_item(
+    tmp_path: Path, fake_tools: dict[str, list[str]]
+) -> None:
+    from factdebate.api import EVIDENCE_KEY, averify
+    from factdebate.runs.checkpoints import open_checkpointer, recorded_metadata
+    from factdebate.tools.models.providers import register_model
+
+    name = register_model("scripted-evidence-thread", ScriptedChatModel(rules=list(rules())))
+    store = f"sqlite:{tmp_path / 'runs.db'}"
+    await averify(
+        CLAIM,
+        "tool-mad",
+        checkpoint=store,
+        thread="t-1",
+        evidence_log=tmp_path / "log",
+        model=name,
+        max_rounds=1,
+    )
+    async with open_checkpointer(store) as saver:
+        record = await recorded_metadata(saver, "t-1", EVIDENCE_KEY)
+    assert json.loads(record) == {"log": str(tmp_path / "log" / "evidence"), "read": {}}
+    calls = pd.read_parquet(tmp_path / "log" / "evidence" / "calls.parquet")
+    assert set(calls["item"]) == {"t-1"}  # the thread is the item a call was made for
