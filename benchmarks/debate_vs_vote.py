@@ -33,6 +33,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks import run_main  # noqa: E402
 from factdebate.bench.matching import match_k  # noqa: E402
 from factdebate.bench.prices import DEFAULT_PRICES, load_prices  # noqa: E402
 from factdebate.bench.runner import run_bench  # noqa: E402
@@ -143,4 +144,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -30,6 +30,7 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import replay_gate as gate_replay  # noqa: E402
+from benchmarks import run_main  # noqa: E402
 from factdebate.graphs.debate_cv import graph as debate_cv_graph  # noqa: E402
 from factdebate.graphs.madam_rag import graph as madam_graph  # noqa: E402
 from factdebate.graphs.tool_mad import graph  # noqa: E402
@@ -187,4 +188,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

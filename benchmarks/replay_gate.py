@@ -33,6 +33,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks import run_main  # noqa: E402
 from factdebate.api import contract  # noqa: E402
 from factdebate.bench.calibration import (  # noqa: E402
     effect,
@@ -173,4 +174,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)
