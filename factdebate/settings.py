@@ -252,10 +252,12 @@ def _typed(key: str, raw: str, hint: Any) -> Any:
             raise SettingsError(f"--set {key} expects true or false, got {raw!r}")
         return raw.lower() in _TRUE
     if hint is int or hint is float:
+        word = "an integer" if hint is int else "a number"
         try:
+            if not raw.isascii() or "_" in raw:  # int() and float() also take "١٢" and "1_0"
+                raise ValueError(raw)
             return hint(raw)
         except ValueError:
-            word = "an integer" if hint is int else "a number"
             raise SettingsError(f"--set {key} expects {word}, got {raw!r:.80}") from None
     if get_origin(hint) is list:
         return [part.strip() for part in raw.split(",") if part.strip()]

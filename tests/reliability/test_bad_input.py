@@ -353,3 +353,12 @@ def test_a_bad_number_in_the_environment_stops_the_cli_in_one_line(tmp_path, mon
     corpus.write_text('{"id": "1", "text": "The Sun is a star."}\n')
     result = runner.invoke(app, ["index", str(corpus), "--collection", "envs"])
     one_line_error(result, "FACTDEBATE_INDEX_WAIT_S must be a number 0..600, got '²'")
+
+
+@pytest.mark.parametrize("raw", ["١", "1_0", "²", "½"])
+def test_a_set_number_in_another_script_or_with_underscores_is_refused(raw, scripted, data_home):
+    name, model = scripted([])
+    args = ["verify", "The sky is blue.", "--method", "cot", "--model", name]
+    result = runner.invoke(app, [*args, "--set", f"max_rounds={raw}"])
+    one_line_error(result, f"--set max_rounds expects an integer, got {raw!r}")
+    assert model.prompts == []

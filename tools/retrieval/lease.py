@@ -54,8 +54,8 @@ def _dead_here(owner: str) -> bool:
     """Whether ``owner`` is a process of this machine that no longer runs (killed)."""
     host, _, rest = owner.partition(":")
     pid = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
+    if host != socket.gethostname() or not (pid.isascii() and pid.isdigit()) or len(pid) > 9:
+        return False  # another machine's, or not a process id (int() takes "²" and "٣")
     try:
         os.kill(int(pid), 0)
     except ProcessLookupError:
