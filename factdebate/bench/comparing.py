@@ -156,6 +156,10 @@ def paired_lines(tests: Sequence[dict[str, Any]], notes: Sequence[str], task: st
     if not tests and not notes:
         return []
     score = "strict EM" if task == ANSWER_TASK else "accuracy"
+    if not tests:  # only runs over different data, or without rows: no table, the reasons
+        return ["", f"## Paired tests ({score}, shared items)", "", "No pair to test."] + [
+            f"\nNote: {note}" for note in notes
+        ]
     lines = [
         "",
         f"## Paired tests ({score}, shared items)",
@@ -177,8 +181,7 @@ def paired_lines(tests: Sequence[dict[str, Any]], notes: Sequence[str], task: st
             f"{c['b']} | {c['difference']} | {c['interval']} | {c['p_bootstrap']} | "
             f"{c['p_mcnemar']} |"
         )
-    if tests:
-        lines += ["", paired_support(len(tests))]
+    lines += ["", paired_support(len(tests))]
     partial = [
         f"{t['run_a']} vs {t['run_b']}: tested on the {t['n']} items both scored "
         f"({t['run_a']} has {t['items_a']}, {t['run_b']} {t['items_b']}"

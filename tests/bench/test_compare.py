@@ -76,6 +76,7 @@ def test_runs_over_different_datasets_get_no_paired_row(tmp_path: Path, scripted
     table = compare_runs([averitec, scifact])
     assert "| averitec-cot | cot | averitec | 4 |" in table  # side by side, as runs
     assert paired_rows(table) == []  # the same ids, but not the same items: no pair
+    assert "No pair to test." in table and "| A | B |" not in table
     assert (
         "averitec-cot vs scifact-cot: not paired, different datasets (averitec, scifact)" in table
     )
