@@ -458,7 +458,12 @@ def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
         f"LLM calls {cost['llm_calls']} ({cost['per_item']['llm_calls']:.1f} per item), "
         f"input tokens {cost['input_tokens']} ({cost['per_item']['input_tokens']:.0f} per item), "
         f"output tokens {cost['output_tokens']} "
-        f"({cost['per_item']['output_tokens']:.0f} per item).",
+        f"({cost['per_item']['output_tokens']:.0f} per item)"
+        + (
+            f"; {metrics['failed_calls']} of the calls brought no reply (counted in the calls)."
+            if metrics.get("failed_calls")
+            else "."
+        ),
         "",
         *_usd_lines(cost),
         *_search_lines(cost),

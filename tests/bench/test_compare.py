@@ -178,3 +178,26 @@ def test_the_compare_page_heads_macro_f1_with_the_gold_classes(tmp_path: Path, s
         '100.0 <span class="muted">(over the gold classes SUPPORTS, REFUTES; over all 3: 66.7)'
         in page
     )
+
+
+def test_failed_calls_are_counted_apart_from_the_calls_spent(tmp_path: Path, scripted: Scripted):
+    data = make_data(tmp_path / "data", "SR")
+    name, _ = scripted(
+        [("Claim number 1", TimeoutError("no answer in time"))], default="**SUPPORTS**"
+    )
+    cot_run(
+        tmp_path,
+        data,
+        name,
+        folder="run",
+        concurrency=1,
+        context={"model": name, "model_retries": 0},
+    )
+    run = tmp_path / "run"
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert (metrics["failed"], metrics["failed_calls"], metrics["cost"]["llm_calls"]) == (1, 1, 2)
+    assert (
+        "1 of the calls brought no reply (counted in the calls)" in (run / "report.md").read_text()
+    )
+    table = compare_runs([run])
+    assert re.search(r"\| run \| cot \| fever-mini \| 2 \| .* \| 1 \| 0\.5 \| 1\.0 \|", table)
