@@ -78,9 +78,11 @@ def cost_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     per_role: dict[str, Counter[str]] = {}
     for row in rows:
         for role, usage in (row.get("cost") or {}).items():
-            per_role.setdefault(role, Counter()).update(
-                {k: int(usage.get(k, 0)) for k in ("llm_calls", "input_tokens", "output_tokens")}
-            )
+            counts = {
+                k: int(usage.get(k, 0)) for k in ("llm_calls", "input_tokens", "output_tokens")
+            }
+            counts["samples"] = int(usage.get("samples", counts["llm_calls"]))
+            per_role.setdefault(role, Counter()).update(counts)
     total = per_role.pop("total", Counter())
     n = max(1, len(rows))
     return {
@@ -88,8 +90,26 @@ def cost_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "input_tokens": total["input_tokens"],
         "output_tokens": total["output_tokens"],
         "per_item": {k: total[k] / n for k in ("llm_calls", "input_tokens", "output_tokens")},
-        "per_role": {role: dict(c) for role, c in sorted(per_role.items())},
+        "per_role": {role: _usage(c) for role, c in sorted(per_role.items())},
     }
+
+
+def _usage(counts: Counter[str]) -> dict[str, int]:
+    """A role's usage; ``samples`` only where calls brought several answers (a provider's n)."""
+    usage = dict(counts)
+    if usage.get("samples") == usage.get("llm_calls"):
+        usage.pop("samples", None)
+    return usage
+
+
+def _samples_lines(cost: dict[str, Any]) -> list[str]:
+    """Which roles asked for several samples in one request, and what came back."""
+    return [
+        f"{role}: {u['llm_calls']} calls brought {u['samples']} answers (several samples per "
+        "request, the provider's n).\n"
+        for role, u in cost["per_role"].items()
+        if "samples" in u
+    ]
 
 
 def latency_summary(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
@@ -475,6 +495,7 @@ def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
             for role, u in cost["per_role"].items()
         ),
         "",
+        *_samples_lines(cost),
         "## Latency per item (seconds)",
         "",
         "| mean | median | p90 | max |",

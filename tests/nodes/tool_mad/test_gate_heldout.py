@@ -115,3 +115,16 @@ def test_the_recorded_checker_judged_statements_of_silence_as_the_note_says() ->
     assert set(verdicts) == {1}
     assert "does not mention" in prompts.GROUNDED_STYLE
     assert "None of the documents mentions" in prompts.SILENCE_NOTE
+
+
+def test_the_cost_table_says_where_one_call_brought_several_samples() -> None:
+    from factdebate.bench.report import _samples_lines, cost_summary
+
+    one = {"llm_calls": 1, "input_tokens": 10, "output_tokens": 5}
+    several = {**one, "samples": 3}
+    rows = [{"cost": {"scorer": several, "debater": one, "total": {**one, "llm_calls": 2}}}]
+    cost = cost_summary(rows)
+    assert cost["per_role"]["scorer"]["samples"] == 3
+    assert "samples" not in cost["per_role"]["debater"]  # one answer per call: nothing to say
+    (line,) = _samples_lines(cost)
+    assert line.startswith("scorer: 1 calls brought 3 answers")
