@@ -346,11 +346,12 @@ def estimate_suite(
             rule, or a setting no means were measured with.
     """
     from factdebate.bench.matching import MATCH_ON, PILOT_ITEMS, pick_k
-    from factdebate.bench.suite import plan_suite
+    from factdebate.bench.suite import check_shared_settings, plan_suite
 
     if match_on not in MATCH_ON:
         raise SettingsError(f"--match-on must be calls or tokens, got {match_on!r}")
     plan = plan_suite(suite, method, dataset_name)
+    check_shared_settings(plan, dict(context))  # a setting some member does not take
 
     def one(
         name: str, settings: Mapping[str, Any], items: int | None = limit, times: int = repeats

@@ -164,6 +164,8 @@ def test_a_suite_estimate_covers_every_member_or_names_what_it_cannot(tmp_path: 
     refused = runner.invoke(app, base)
     assert refused.exit_code == 2, refused.output
     assert "cot, react, mad, madke, self-consistency" in refused.output
+    unshared = runner.invoke(app, [*base, "--set", "tool_a=search"])
+    assert unshared.exit_code == 2 and "cot has no such setting" in unshared.output
     suite = tmp_path / "suite"
     suite.mkdir()
     for name in ("tool-mad", "cot", "react", "mad", "madke"):
