@@ -16,6 +16,7 @@ from typing import Any
 
 from factdebate.tools.core.env import env_float
 from factdebate.tools.core.home import data_home
+from factdebate.tools.core.secrets import redact
 from factdebate.tools.retrieval.embeddings import EMBEDDING_DIM
 from factdebate.tools.retrieval.full_text import TERMS, add_full_text, passage_terms
 from factdebate.tools.retrieval.manifest import (
@@ -154,7 +155,7 @@ def _lite_busy(path: str) -> bool:
 
 
 def _unavailable(uri: str, hint: str) -> IndexUnavailableError:
-    return IndexUnavailableError(f"cannot open the Milvus index at {uri}: {hint}")
+    return IndexUnavailableError(f"cannot open the Milvus index at {redact(uri)}: {hint}")
 
 
 BUSY_HINT = (
