@@ -20,6 +20,26 @@ from factdebate.tools.core.errors import FactDebateError
 PACKAGE = "factdebate.graphs"
 InputKind = Literal["claim", "question", "answer"]
 Role = Literal["method", "baseline", "ablation"]
+CostClass = Literal["low", "medium", "high"]
+COST_CLASSES: dict[str, str] = {
+    "low": "low (one or two model calls per item)",
+    "medium": "medium (a fixed handful of model calls: samples, votes or agent steps)",
+    "high": "high (a multi-round debate of several agents: tens of model calls per item)",
+}
+"""What each cost class means, in model calls per item."""
+INPUTS: dict[str, str] = {
+    "claim": 'Input: {"claim": "<the claim to check>"}.',
+    "question": 'Input: {"question": "<the question to answer>"}.',
+    "answer": (
+        'Input: {"question": "<the question>", "answer": "<the long answer to score>"}, '
+        'optionally "references": [reference answers].'
+    ),
+}
+OUTPUTS: dict[str, str] = {
+    "claim": "a verdict label for the claim",
+    "question": "the answers the documents support (answers; verdict joins them with ';')",
+    "answer": "a factuality verdict for the answer with a score per checked claim",
+}
 PAPERS = {
     "tool-mad": "Tool-MAD",
     "madam-rag": "MADAM-RAG",
@@ -48,6 +68,7 @@ class MethodSpec:
         derive: ``module:function`` under ``factdebate.nodes`` building this method's settings
             class from ``context``'s (a family run on top of another method: self-consistency
             adds ``k``); empty = ``context`` as it is.
+        cost: Its cost class (``COST_CLASSES``): how many model calls one item takes.
     """
 
     name: str
@@ -60,6 +81,24 @@ class MethodSpec:
     retrieves: bool = True
     defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     derive: str = ""
+    cost: CostClass = "high"
+
+    @property
+    def tool_description(self) -> str:
+        """What a server says of it (MCP tool, A2A card): use, paper, input, output, cost."""
+        paper = PAPERS[self.family]
+        role = {
+            "method": f"The method of the {paper} paper.",
+            "baseline": f"A baseline the {paper} paper compares with, not a method of its own.",
+            "ablation": f"An ablation of {paper} (one part changed or removed), for comparison.",
+        }[self.role]
+        reads = "reads evidence (retrieved or given)" if self.retrieves else "reads no evidence"
+        return (
+            f"{self.description}. {role} {INPUTS[self.input_kind]} It {reads} and returns "
+            f"{OUTPUTS[self.input_kind]}, as factdebate's result contract (verdict, "
+            "justification, decided_by, stop_reason, rounds, transcript, evidence, cost). "
+            f"Cost: {COST_CLASSES[self.cost]}."
+        )
 
     @property
     def graph_module(self) -> str:
@@ -126,6 +165,7 @@ _ALL = (
         family="tool-mad",
         role="baseline",
         retrieves=False,
+        cost="low",
     ),
     MethodSpec(
         "react",
@@ -134,6 +174,7 @@ _ALL = (
         "Baseline: single ReAct agent with retrieval",
         family="tool-mad",
         role="baseline",
+        cost="medium",
     ),
     MethodSpec(
         "mad",
@@ -167,6 +208,7 @@ _ALL = (
         "Baseline: SAFE-like single verifier, searches then rates",
         family="mad-fact",
         role="baseline",
+        cost="medium",
     ),
     MethodSpec(
         "debate-cv",
@@ -182,6 +224,7 @@ _ALL = (
         "Baseline: RAG-CoT, one model reads the evidence",
         family="debate-cv",
         role="baseline",
+        cost="low",
     ),
     MethodSpec(
         "majority",
@@ -190,6 +233,7 @@ _ALL = (
         "Baseline: 3 independent RAG-CoT votes, a model counts them",
         family="debate-cv",
         role="baseline",
+        cost="medium",
     ),
     MethodSpec(
         "cooperation",
@@ -198,6 +242,7 @@ _ALL = (
         "Baseline: CAMEL-style user directs a RAG-CoT assistant",
         family="debate-cv",
         role="baseline",
+        cost="medium",
     ),
     MethodSpec(
         "madam-rag",
@@ -215,6 +260,7 @@ _ALL = (
         family="madam-rag",
         role="baseline",
         input_kind="question",
+        cost="low",
     ),
     MethodSpec(
         "madam-concat-rag",
@@ -224,6 +270,7 @@ _ALL = (
         family="madam-rag",
         role="baseline",
         input_kind="question",
+        cost="low",
     ),
     MethodSpec(
         "madam-self-reflect",
@@ -233,6 +280,7 @@ _ALL = (
         family="madam-rag",
         role="baseline",
         input_kind="question",
+        cost="medium",
     ),
     MethodSpec(
         "self-consistency",
@@ -241,6 +289,7 @@ _ALL = (
         "Self-consistency: k RAG-CoT samples over the debaters' evidence, majority vote",
         family="self-consistency",
         derive=_SAMPLED,
+        cost="medium",
     ),
     MethodSpec(
         "self-consistency-cot",
@@ -251,6 +300,7 @@ _ALL = (
         role="baseline",
         retrieves=False,
         derive=_SAMPLED,
+        cost="medium",
     ),
     MethodSpec(
         "self-consistency-qa",
@@ -261,6 +311,7 @@ _ALL = (
         role="baseline",
         input_kind="question",
         derive=_SAMPLED,
+        cost="medium",
     ),
 )
 METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in _ALL}
@@ -329,6 +380,13 @@ def served_graph(name: str) -> Any:
     return graph.copy(update={"context_schema": served(graph.context_schema)})
 
 
-def langgraph_graphs() -> dict[str, str]:
-    """The ``graphs`` table of ``langgraph.json``: every method under its own name."""
-    return {spec.name: spec.server_path for spec in METHODS.values()}
+def langgraph_graphs() -> dict[str, dict[str, str]]:
+    """The ``graphs`` table of ``langgraph.json``: every method under its own name.
+
+    Each entry's ``description`` becomes its assistant's description, which the server's
+    ``/mcp`` tools and A2A agent cards show.
+    """
+    return {
+        spec.name: {"path": spec.server_path, "description": spec.tool_description}
+        for spec in METHODS.values()
+    }

@@ -42,7 +42,8 @@ def test_langgraph_json_registers_every_method():
 
     config = json.loads((REPO / "langgraph.json").read_text())
     assert config["graphs"] == langgraph_graphs(), "langgraph.json disagrees with the catalog"
-    for name, target in config["graphs"].items():
-        path, _, attr = target.partition(":")
+    for name, entry in config["graphs"].items():
+        path, _, attr = entry["path"].partition(":")
+        assert entry["description"] == METHODS[name].tool_description, name
         assert (REPO / path).is_file(), name
         assert name in METHODS and attr == name.replace("-", "_"), name

@@ -200,8 +200,8 @@ def test_runs_on_every_route_reach_the_in_graph_guard():
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # as the server loads it, by path
-    for name, target in config["graphs"].items():
-        path, _, attr = target.partition(":")
+    for name, entry in config["graphs"].items():
+        path, _, attr = entry["path"].partition(":")
         assert path == "./graphs/served.py", name
         graph = module.__dict__[attr]
         assert graph is served_graph(name), name
