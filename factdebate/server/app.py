@@ -150,8 +150,11 @@ def rpc_problem(message: Any, target: Any = None) -> str | None:
 
 
 def command_problem(command: Any, target: Any = None) -> str | None:
-    """What is wrong with the run settings of one protocol v2 ``run.start`` command, if anything."""
-    if not isinstance(command, dict) or command.get("method") != "run.start":
+    """What is wrong with the run settings of one protocol v2 command, if anything.
+
+    ``run.start`` and ``input.respond`` both start a run with the ``config`` in their params.
+    """
+    if not isinstance(command, dict) or command.get("method") not in ("run.start", "input.respond"):
         return None
     params = command.get("params")
     return context_problem(params, target) if isinstance(params, dict) else None

@@ -118,7 +118,7 @@ async def test_an_assistant_that_cannot_be_looked_up_still_gets_its_values_check
     assert downstream.looked_up == [f"/assistants/{ASSISTANT}"]
 
 
-async def test_a_run_start_command_is_checked_and_other_commands_pass():
+async def test_commands_that_start_runs_are_checked_and_other_commands_pass():
     start = {
         "id": 1,
         "method": "run.start",
@@ -126,7 +126,14 @@ async def test_a_run_start_command_is_checked_and_other_commands_pass():
     }
     response, downstream = await send("POST", "/threads/t/commands", start)
     assert response.status_code == 422 and "max_rounds" in response.json()["detail"]
-    subscribe = {"id": 2, "method": "subscription.subscribe", "params": {"channels": ["values"]}}
+    respond = {
+        "id": 2,
+        "method": "input.respond",
+        "params": {"interrupt_id": "i-1", "response": {}, "config": {"configurable": {"top_k": 0}}},
+    }
+    response, downstream = await send("POST", "/threads/t/commands", respond)
+    assert response.status_code == 422 and "top_k" in response.json()["detail"]
+    subscribe = {"id": 3, "method": "subscription.subscribe", "params": {"channels": ["values"]}}
     response, downstream = await send("POST", "/threads/t/commands", subscribe)
     assert response.status_code == 200 and downstream.bodies
 

@@ -39,7 +39,7 @@ ROUTES: dict[tuple[str, str], Kind] = {
     ("PATCH", "/runs/crons/{cron_id}"): MIDDLEWARE,
     ("POST", "/assistants"): MIDDLEWARE,
     ("PATCH", "/assistants/{assistant_id}"): MIDDLEWARE,
-    ("POST", "/threads/{thread_id}/commands"): MIDDLEWARE,  # protocol v2 run.start
+    ("POST", "/threads/{thread_id}/commands"): MIDDLEWARE,  # v2 run.start, input.respond
     ("POST", "/mcp"): MIDDLEWARE,  # tools/call runs an assistant with params.context
     ("POST", "/a2a/{assistant_id}"): MIDDLEWARE,  # message/send, message/stream
     ("POST", "/a2a/{assistant_id}/"): MIDDLEWARE,
