@@ -429,3 +429,33 @@ def render_suite_estimate(est: Mapping[str, Any]) -> str:
         "Nothing was run and no model was called.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def matched_sample(
+    method: str, run_dir: Path, match_on: str, context: Mapping[str, Any]
+) -> dict[str, Any]:
+    """What ``--match-compute RUN_DIR`` would run: its dataset, data, limit and ``k``.
+
+    Matching calls needs no model (one call per sample); matching tokens needs the ``k = 1``
+    pilot's measurement, so it is refused here.
+
+    Raises:
+        SettingsError: a method without ``k``, a token match, or a run that cannot be matched.
+    """
+    from factdebate.bench.matching import CALLS_PER_SAMPLE, check_method, pick_k, read_target
+
+    check_method(method)
+    if "k" in context:
+        raise SettingsError("--match-compute picks k itself: drop --set k=...")
+    if match_on != "calls":
+        raise SettingsError(
+            "--estimate with --match-compute matches calls only (a token match needs its "
+            "pilot run): estimate with --set k=N instead"
+        )
+    target = read_target(run_dir)
+    return {
+        "dataset": target.dataset,
+        "data_dir": Path(target.data_dir) if target.data_dir else None,
+        "limit": target.limit,
+        "k": pick_k(target.calls, CALLS_PER_SAMPLE),
+    }

@@ -162,7 +162,7 @@ def bench(
 ) -> None:
     """Run a method over a labelled claim or question dataset; write results and reports."""
     if estimate or estimate_from is not None:
-        plan = {"suite": suite, "repeats": repeats, "match_on": match_on}
+        plan = {"suite": suite, "repeats": repeats, "match_on": match_on, "match": match_compute}
         _estimate(method, dataset, data_dir, limit, model, set_, price, estimate_from, plan,
                   estimate_any_source)  # fmt: skip
         return
@@ -317,11 +317,13 @@ def _estimate(
 ) -> None:
     """Print a run's (or a suite's) expected calls, tokens and USD; import no graph, call no model.
 
-    ``plan`` holds what else the command would run: ``suite``, ``repeats``, ``match_on``.
+    ``plan`` holds what else the command would run: ``suite``, ``repeats``, ``match_on`` and
+    ``match`` (a ``--match-compute`` run: its sample, at the ``k`` it gives).
     """
     from factdebate.bench.estimate import (
         estimate_run,
         estimate_suite,
+        matched_sample,
         render_estimate,
         render_suite_estimate,
     )
@@ -337,6 +339,10 @@ def _estimate(
         fail(str(exc))
     context = checked_settings(method, "any", pairs, {"model": model})
     try:
+        if plan.get("match") is not None:  # the matched run's sample, at the k it gives
+            matched = matched_sample(method, plan["match"], plan["match_on"], context)
+            dataset, data_dir, limit = matched["dataset"], matched["data_dir"], matched["limit"]
+            context["k"] = matched["k"]
         if plan["suite"] is not None:
             suite = estimate_suite(
                 plan["suite"], method, dataset, limit, context, load_prices(prices or []),

@@ -180,3 +180,23 @@ def test_a_cost_that_cannot_be_is_refused_not_truncated(tmp_path, scripted, call
                    "--model", name, "--out", str(tmp_path / "sc"))  # fmt: skip
     assert result.exit_code == 2 and "llm_calls" in result.output
     assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "sc").exists()
+
+
+def test_an_estimate_of_a_matched_run_uses_its_sample_and_k(tmp_path, data_home, scripted):
+    from tests.cli.test_estimate import earlier_run
+
+    name, _ = scripted([], default="Reasoning.\n**SUPPORTS**")
+    run = reference_run(tmp_path, name)  # 3 items, 9.33 calls per item: k = 9
+    votes = earlier_run(tmp_path / "votes", "self-consistency-cot", k=5)  # 5 calls per item
+    args = ["--estimate", "--method", "self-consistency-cot", "--match-compute", str(run),
+            "--estimate-from", str(votes), "--dataset", "scifact"]  # fmt: skip
+    result = bench(*args)
+    assert result.exit_code == 0, result.output
+    assert "self-consistency-cot on fever-mini, 3 item(s)" in result.output  # its sample
+    assert (
+        "| per item | 9.0 |" in result.output and "Scaled by 1.8 for the k asked" in result.output
+    )
+    for extra, message in ((["--match-on", "tokens"], "matches calls only"),
+                           (["--set", "k=3"], "drop --set k")):  # fmt: skip
+        refused = bench(*args, *extra)
+        assert refused.exit_code == 2 and message in refused.output
