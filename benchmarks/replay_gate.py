@@ -129,7 +129,7 @@ def recorded_table(rows: list[dict[str, Any]]) -> list[str]:
 
 def report(rule: str, rows: list[dict[str, Any]]) -> list[str]:
     """The in-sample and held-out tables of one NEI rule over every replayed claim."""
-    runs = [r for row_ in rows if (r := run_record(row_)) is not None]
+    runs = [run for row_ in rows if (run := run_record(row_)) is not None]
     found = propose(runs)
     f, r = found["faithfulness"].threshold, found["relevance"].threshold
     effects = [effect(runs, "proposed (in sample)", f, r)]

@@ -107,7 +107,8 @@ class _ChatModelForRagas(InstructorBaseRagasLLM):
         )
         self.cost = add_costs(self.cost, reply.cost)
         self.errors.extend(reply.errors)
-        received = (reply.cost.get(self.site.role) or {}).get("samples", 0)
+        usage = reply.cost.get(self.site.role)
+        received = usage.get("samples", 0) if usage is not None else 0
         return values[:n], min(int(received), n)
 
     def generate(self, prompt: str, response_model: type[T]) -> T:
