@@ -80,7 +80,8 @@ def settings_lines(loaded: Sequence[tuple[Path, Mapping[str, Any]]]) -> list[str
         run = m.get("run") or {}
         repeats = f", {run['repeats']} repeats" if run.get("repeats") else ""
         lines.append(
-            f"- {directory.name}: limit {run.get('limit')}, seed {run.get('seed')}{repeats}; "
+            f"- {directory.name}: limit {run.get('limit') or 'none'}, seed {run.get('seed')}"
+            f"{repeats}; "
             f"settings `{json.dumps(run.get('context') or {}, sort_keys=True, default=str)}`"
             + _match_text(directory)
         )

@@ -602,7 +602,7 @@ def compare_runs(
         "failed calls/item | calls/item | tokens/item | USD/item | USD/right answer | "
         "latency mean s |"
     )
-    lines = [header, "|---|---|---|" + "---:|" * 12]
+    lines = [header, "|---|---|---|" + "---:|" * 11]
     prices = load_prices() if prices is None else prices
     datasets = set()
     for directory, m in loaded:

@@ -138,6 +138,8 @@ def test_headline_macro_f1_is_over_the_gold_classes(tmp_path: Path, scripted: Sc
     assert f"| run0 | cot | fever-mini | 4 | {scores} | {scores} | 0 |" in table
     assert "classes present in the gold labels (SUPPORTS, REFUTES)" in table
     assert "as macro_f1" in table
+    header, rule = table.splitlines()[:2]
+    assert header.count("|") == rule.count("|")  # one alignment cell per column
 
 
 def test_comparison_states_each_runs_settings_and_a_matched_k(tmp_path: Path, scripted: Scripted):
@@ -152,7 +154,7 @@ def test_comparison_states_each_runs_settings_and_a_matched_k(tmp_path: Path, sc
     (run / "match.json").write_text(json.dumps(match))
     table = compare_runs([run])
     assert "Settings each run ran with:" in table
-    assert re.search(r"- run0: limit None, seed 0; settings `\{\"model\": \"scripted-", table)
+    assert re.search(r"- run0: limit none, seed 0; settings `\{\"model\": \"scripted-", table)
     assert "k = 7, matched on calls to tool-mad (tool-mad: 6.5 calls per item" in table
 
 
