@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from factdebate.nodes.policy import operator_problem, served
 
 from factdebate.bench import run_bench
 from factdebate.nodes.context import Context
+from factdebate.nodes.policy import operator_problem, served
 from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.core.records import Evidence
 from factdebate.tools.dispatch import override_tool
