@@ -90,12 +90,8 @@ def serving(files: dict[str, bytes]) -> Iterator[FileServer]:
         thread.join(timeout=5)
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty factdebate home, and a fever-mini release whose files are the fixtures."""
-    monkeypatch.setenv("FACTDEBATE_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("FACTDEBATE_DATASETS", raising=False)
-    monkeypatch.delenv("FACTDEBATE_DATASETS_MIRROR", raising=False)
+def fixture_release() -> Release:
+    """The fever-mini release with the fixtures' paths, sizes and digests."""
     downloads = tuple(
         Download(
             f"https://raw.githubusercontent.com{path}",
@@ -106,13 +102,22 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         for path, data in fixture_files().items()
     )
     release = RELEASES["fever-mini"]
-    fixture = Release(
+    return Release(
         source=release.source,
         licence=release.licence,
         files=release.files,
         downloads=downloads,
         build=build_fever_mini,
     )
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty factdebate home, and a fever-mini release whose files are the fixtures."""
+    monkeypatch.setenv("FACTDEBATE_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("FACTDEBATE_DATASETS", raising=False)
+    monkeypatch.delenv("FACTDEBATE_DATASETS_MIRROR", raising=False)
+    fixture = fixture_release()
     monkeypatch.setitem(RELEASES, "fever-mini", fixture)
     # downloads land in the home, never in a data folder beside the checkout
     assert download_root() == tmp_path / "home" / "datasets"
