@@ -225,3 +225,16 @@ def test_a_repeats_line_counts_the_whole_run(tmp_path: Path, data_home, scripted
     assert calls == 4
     assert lines[-1].startswith("cot on fever-mini: 4/4 items (100%)")
     assert f"acc 100.0% · {calls} calls · " in lines[-1] or f" · {calls} calls · " in lines[-1]
+
+
+def test_the_last_line_comes_once() -> None:
+    """A beat that already printed the final count is not followed by the same line again."""
+    sink = io.StringIO()
+    with ProgressLines("indexing into 'c'", sink, every=1.0, unit="documents") as lines:
+        lines.update(0, 2)
+        lines.update(2, 2, "2 passages")
+        deadline = time.monotonic() + 10
+        while "2/2" not in sink.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    printed = sink.getvalue().splitlines()
+    assert sum("2/2 documents" in line for line in printed) == 1, printed
