@@ -12,8 +12,18 @@ from typer.testing import CliRunner
 from factdebate.cli import app
 from factdebate.tools import dispatch
 from factdebate.tools.core.records import Evidence
-from tests.bench_server_graph import CLAIM, rules
-from tests.fakes import ScriptedChatModel
+from tests.fakes import ScriptedChatModel, ragas_rules
+
+CLAIM = "The Eiffel Tower is located in Paris."
+
+
+def rules() -> list[Any]:
+    """A Tool-MAD debate that agrees the claim holds (tests/bench_server_graph.py's answers)."""
+    return [
+        *ragas_rules(faithful=True, relevant_question=CLAIM),
+        ("inside square brackets", "[Eiffel Tower]"),
+        ("Decide whether the claim holds", "The document places it in Paris.\n**SUPPORTS**"),
+    ]
 
 runner = CliRunner()
 
