@@ -89,6 +89,11 @@ def postgres_conninfo(spec: str) -> str:
         raise CheckpointError(f"bad checkpoint {shown(spec)!r}: {_one_line(exc)}") from exc
     if not params.get("host") and not params.get("hostaddr"):
         raise CheckpointError(f"bad checkpoint {shown(spec)!r}: the URL names no host")
+    if "@" in str(params.get("host")):  # libpq ends the password at its first "@"
+        raise CheckpointError(
+            f"bad checkpoint {shown(spec)!r}: write '@' inside a user name or password as %40 "
+            "(PostgreSQL reads the password up to the first '@')"
+        )
     if "connect_timeout" in params:
         return spec
     return make_conninfo(spec, connect_timeout=CONNECT_TIMEOUT_S)

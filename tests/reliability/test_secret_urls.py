@@ -175,3 +175,20 @@ def test_a_bug_s_traceback_from_the_cli_is_redacted_too() -> None:
     )
     assert done.returncode == 1 and "Traceback" in done.stderr
     assert SECRET not in done.stderr and "http://user:[redacted]@host/v1" in done.stderr
+
+
+@pytest.mark.usefixtures("data_home")
+@pytest.mark.parametrize("password", [f"p@{SECRET}", f"a]{SECRET}", f"a#{SECRET}"])
+def test_a_checkpoint_url_is_refused_or_reported_without_its_password(
+    password: str, scripted
+) -> None:
+    """Raw ``@`` (libpq would read ``SECRET@host`` as the host) is refused before connecting;
+    the others reach a closed port and fail, and neither line shows the password."""
+    name, model = scripted([], default="Reasoned.\n**SUPPORTS**")
+    spec = f"postgresql://me:{password}@127.0.0.1:1/runs"
+    args = ["verify", "The sky is blue.", "--method", "cot", "--model", name]
+    result = runner.invoke(app, [*args, "--checkpoint", spec, "--thread", "t-1"])
+    expected = "write '@' inside a user name or password as %40" if "@" in password else "port 1"
+    one_line_error(result, expected)
+    assert SECRET not in result.output and "me:[redacted]@127.0.0.1:1/runs" in result.output
+    assert model.prompts == []
