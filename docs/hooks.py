@@ -107,18 +107,20 @@ def _methods_table(page_uri: str) -> str:
 def _datasets_table() -> str:
     """Every dataset of the catalog as a Markdown table."""
     from factdebate.datasets.catalog import CATALOG, corpus_source
+    from factdebate.datasets.sources import RELEASES
 
     rows = [
-        "| dataset | task | labels | corpus | shipped | description |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| dataset | task | labels | corpus | licence | get it | description |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, spec in CATALOG.items():
         labels = ", ".join(spec.labels) or "—"
         source = corpus_source(name)
         corpus = "—" if source is None else "its own" if source == name else f"`{source}`'s"
-        shipped = "yes" if spec.shipped else "no (download)"
+        release = RELEASES[name]
+        get = f"`factdebate datasets get {name}`" if release.downloads else "by hand"
         rows.append(
-            f"| `{name}` | {spec.task} | {labels} | {corpus} | {shipped} | "
+            f"| `{name}` | {spec.task} | {labels} | {corpus} | {_cell(release.licence)} | {get} | "
             f"{_cell(spec.description)} |"
         )
     return "\n".join(rows)
