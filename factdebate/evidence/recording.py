@@ -15,11 +15,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from factdebate.evidence.format import CallRecord, Document, EvidenceError, Snapshot
-from factdebate.evidence.store import CARD, MAX_PART_BYTES, read_log, write_log
+from factdebate.evidence.store import CARD, JOURNAL, MAX_PART_BYTES, read_log, write_log
 from factdebate.tools.core.evidence_hook import EvidenceCall, LiveAnswer
 from factdebate.tools.core.records import Evidence
-
-JOURNAL = "journal.jsonl"
 
 
 def now() -> str:

@@ -23,6 +23,8 @@ from factdebate.tools.core.files import read_bounded_bytes, write_atomic
 LOG_DIR = "evidence"
 """A run folder's evidence log: ``OUT/evidence/``."""
 CALLS, DOCUMENTS, CARD = "calls.parquet", "documents.parquet", "evidence.json"
+JOURNAL = "journal.jsonl"
+"""A running run's calls, one JSON line each, until its log is compacted."""
 MAX_PART_BYTES = 4 * 1024**3  # one table of a log or snapshot (a large run's documents)
 MAX_CARD_BYTES = 1024 * 1024
 Loader = tuple[Callable[[Path], bool], Callable[[Path], Snapshot]]
@@ -253,6 +255,11 @@ def open_snapshot(path: Path | str) -> Snapshot:
             return read_log(where / LOG_DIR)
         if (where / CARD).exists():
             return read_log(where)
+        if (where / LOG_DIR / JOURNAL).exists() or (where / JOURNAL).exists():
+            raise EvidenceError(
+                f"{where}: its run was interrupted and its evidence is still a journal: run the "
+                "same command again to finish it (the journal is folded in at the end)"
+            )
         raise EvidenceError(
             f"{where}: holds no evidence log ({LOG_DIR}/{CARD}): run the benchmark first, or "
             "give a snapshot file"

@@ -87,6 +87,8 @@ def test_an_interrupted_run_keeps_its_journal(tmp_path: Path) -> None:
     )
     with (tmp_path / "evidence" / JOURNAL).open("a") as torn:
         torn.write('{"call": {"item": ')  # the line a crash cut short
+    with pytest.raises(EvidenceError, match="interrupted"):  # not yet a snapshot
+        open_snapshot(tmp_path)
     again = EvidenceLog(tmp_path / "evidence")  # the resumed run
     assert [(c.item, c.generation) for c in again.snapshot.calls] == [("7", "g1")]
     again.close()
