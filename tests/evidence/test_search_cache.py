@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from factdebate.bench import run_bench
+from factdebate.cli import app
 from factdebate.nodes.context import Context
 from factdebate.nodes.policy import operator_problem, served
 from factdebate.tools.core.errors import SettingsError
@@ -140,6 +142,31 @@ def test_a_second_run_within_the_ttl_makes_no_search_call_and_one_after_it_does(
 
     assert read("second") == read("first")
     assert any("wikipedia.org" in i for ids in read("second") for i in ids)
+
+
+def test_verify_says_how_many_searches_the_cache_answered(
+    clock: Clock, scripted: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`factdebate verify` twice within the time to live: one line each on standard error."""
+    model = tool_mad_model(scripted)
+    override_tool("rag", lambda query, k: [doc("d1", "Paris is in France.", "Paris")][:k])
+    args = ["verify", "Claim number 0 about Paris.", "--method", "tool-mad", "--model", model,
+            "--rounds", "1", "--set", "search_backend=tavily", "--set", "search_cache_ttl_s=60",
+            "--json"]  # fmt: skip
+    try:
+        with FakeSearchAPI(TAVILY_ANSWER, "Authorization") as tavily:
+            monkeypatch.setenv("TAVILY_API_KEY", KEY)
+            monkeypatch.setenv("TAVILY_BASE_URL", tavily.url)
+            first = CliRunner().invoke(app, args)
+            paid = len(tavily.bodies)
+            second = CliRunner().invoke(app, args)
+            assert len(tavily.bodies) == paid > 0
+    finally:
+        override_tool("rag", None)
+    assert first.exit_code == 0 and second.exit_code == 0, first.output
+    assert f"web searches: {paid} live calls, 0 answered from the search cache" in first.stderr
+    assert f"web searches: 0 live calls, {paid} answered from the search cache" in second.stderr
+    assert json.loads(second.stdout)["verdict"] == json.loads(first.stdout)["verdict"]
 
 
 def test_ttl_zero_searches_live_and_writes_no_cache(clock: Clock) -> None:
