@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 from factdebate.bench import run_bench
 from factdebate.cli import app
 from factdebate.evidence import EvidenceError, open_snapshot
-from factdebate.evidence.recording import JOURNAL, EvidenceLog, Recorder
+from factdebate.evidence.recording import EvidenceLog, Recorder
 from factdebate.evidence.serving import Replayer
-from factdebate.evidence.store import CALLS, CARD, DOCUMENTS
+from factdebate.evidence.store import CALLS, CARD, DOCUMENTS, JOURNAL
 from factdebate.tools.core.evidence_hook import EvidenceCall, EvidenceMissError, LiveAnswer
 from factdebate.tools.core.records import Evidence
 from tests.bench.test_runner import make_data
