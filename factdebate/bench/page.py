@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from factdebate.bench.comparing import pair_tests, paired_support
+from factdebate.bench.comparing import pair_tests, paired_support, support_lines
 from factdebate.bench.pareto import pareto_view
 from factdebate.bench.prices import Price, load_prices
 from factdebate.bench.provenance import provenance_rows
@@ -430,6 +430,7 @@ def render_compare_page(
             paired=tests,
             paired_notes=[*notes, *skipped],
             paired_support=paired_support(len(tests)),
+            support=support_lines([r["metrics"] for r in runs], task) if runs else [],
             pareto=pareto,
         )
     )

@@ -117,6 +117,9 @@ def test_a_two_item_pair_is_flagged_too_small(tmp_path: Path, scripted: Scripted
     assert row[8] == row[9] == too_small
     assert "What the pairs support" in table and "What the sample supports: n = 2" in table
     assert "(wide: under 30 items)" in table
+    page = render_compare_page([right, wrong])
+    assert '<p class="muted support">What the sample supports: n = 2' in page
+    assert "not meaningful (2 discordant &lt; 6)" in page and "What the pairs support" in page
 
 
 def compare_rows(folder: Path) -> list[dict[str, Any]]:
