@@ -106,6 +106,11 @@ def verify(
             f"[bold]Claim:[/bold] {escape(run.claim)}  [dim](method {method}, model "
             f"{escape(redact(str(run.context.model)))})[/dim]"
         )
+        if run.context.evidence_from:  # the reader knows no tool ran
+            out.print(
+                f"[dim]evidence replayed from {escape(run.context.evidence_from)} "
+                f"({run.context.evidence_scope} scope): no live retrieval or search[/dim]"
+            )
     started = time.perf_counter()
     try:
         # web searches answered by the cache vs paid calls; on a local model, the expected time

@@ -57,6 +57,8 @@ def test_verify_logs_its_calls_and_replays_them_without_the_tools(
     assert evidence_read(second) == evidence_read(first) and any(evidence_read(first))
     assert second["verdict"] == first["verdict"]
     assert not second["errors"]
+    shown = runner.invoke(app, [*args[:-1], "--evidence-from", str(tmp_path / "log")])
+    assert shown.exit_code == 0 and "evidence replayed from" in shown.output, shown.output
 
 
 def test_verify_with_a_missing_snapshot_is_one_line(tmp_path: Path, scripted) -> None:
