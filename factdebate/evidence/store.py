@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from factdebate.evidence.format import (
     Document,
     EvidenceError,
     Snapshot,
+    merged,
 )
 from factdebate.tools.core.files import read_bounded_bytes, write_atomic
 
@@ -27,12 +28,14 @@ JOURNAL = "journal.jsonl"
 """A running run's calls, one JSON line each, until its log is compacted."""
 MAX_PART_BYTES = 4 * 1024**3  # one table of a log or snapshot (a large run's documents)
 MAX_CARD_BYTES = 1024 * 1024
-Loader = tuple[Callable[[Path], bool], Callable[[Path], Snapshot]]
+Loader = tuple[Callable[[Path], bool], Callable[[Path, Collection[str] | None], Snapshot]]
 LOADERS: list[Loader] = []
 """Other layouts that load as a snapshot, as ``(looks_like, load)``: a knowledge store."""
 
 
-def register_loader(looks_like: Callable[[Path], bool], load: Callable[[Path], Snapshot]) -> None:
+def register_loader(
+    looks_like: Callable[[Path], bool], load: Callable[[Path, Collection[str] | None], Snapshot]
+) -> None:
     """Let ``open_snapshot`` read one more layout (``load`` gets a path ``looks_like`` took)."""
     LOADERS.append((looks_like, load))
 
@@ -236,10 +239,11 @@ def read_snapshot_file(path: Path) -> Snapshot:
     return from_parts(parts, where)
 
 
-def open_snapshot(path: Path | str) -> Snapshot:
+def open_snapshot(path: Path | str, items: Collection[str] | None = None) -> Snapshot:
     """Frozen evidence from ``path``: a run folder, a log folder, a snapshot file, or a loader's.
 
-    A registered loader reads its own layout (a knowledge store).
+    A registered loader reads its own layout (a knowledge store), only ``items``' evidence
+    when a run names its item ids (a store holds a file per claim of a whole split).
 
     Raises:
         EvidenceError: nothing there, or not evidence this version can read (one line).
@@ -249,12 +253,15 @@ def open_snapshot(path: Path | str) -> Snapshot:
         raise EvidenceError(f"{where}: no such file or folder")
     for looks_like, load in LOADERS:
         if looks_like(where):
-            return load(where)
+            return load(where, items)
     if where.is_dir():
         if (where / LOG_DIR / CARD).exists():
             return read_log(where / LOG_DIR)
         if (where / CARD).exists():
             return read_log(where)
+        repeats = sorted(where.glob(f"repeat-*/{LOG_DIR}/{CARD}"))  # `bench --repeats N`
+        if repeats:
+            return merged([read_log(card.parent) for card in repeats])
         if (where / LOG_DIR / JOURNAL).exists() or (where / JOURNAL).exists():
             raise EvidenceError(
                 f"{where}: its run was interrupted and its evidence is still a journal: run the "

@@ -203,3 +203,10 @@ def test_a_client_cannot_point_a_served_run_at_frozen_evidence() -> None:
 
     assert "operator's to choose" in str(operator_problem({"evidence_from": "/srv/x"}, [Context]))
     assert operator_problem({"evidence_from": ""}, [Context]) is None  # the default: live tools
+
+
+def test_a_repeated_run_reads_as_every_repeats_evidence(tmp_path: Path) -> None:
+    for repeat in (1, 2):
+        log_run(tmp_path / "run" / f"repeat-{repeat}")
+    snapshot = open_snapshot(tmp_path / "run")
+    assert len(snapshot.calls) == 4 and len(snapshot.documents) == 3
