@@ -100,7 +100,8 @@ async def arun_bench(
     settings = dict(context or {})
     if server_url is not None and settings.get("evidence_from"):
         raise SettingsError("--evidence-from is for local runs: on a server the operator sets it")
-    replay = None if server_url is not None else open_replay(settings, dataset)
+    wanted_items = [item.id for item in items]  # a knowledge store reads only these claims
+    replay = None if server_url is not None else open_replay(settings, dataset, wanted_items)
     if replay is not None and replay[1]["scope"] == "claim":  # a pool per claim (a store)
         for item in items:  # the pool, not the dataset's own evidence, is what agents read
             if item.inputs.get("evidence"):
