@@ -9,8 +9,9 @@ also the id factdebate's ``averitec`` dataset gives each claim.
 A page's sentences become passages of consecutive sentences (up to ``PASSAGE_CHARS``), each
 with the id and URL ``<page url>#p<n>``, so a claim's pool is ranked passage by passage, as the
 shared task's baseline ranks sentences.
-Reads are bounded per claim (``MAX_PAGES``, ``MAX_SENTENCES``, ``MAX_PASSAGES``); pages beyond
-them are not read, and a line over ``MAX_LINE_BYTES`` is skipped (both counted in the card).
+Reads are bounded per claim (``MAX_PAGES``, ``MAX_SENTENCES``, ``MAX_PASSAGES``): a claim's file
+is read no further once one is reached, and a line over ``MAX_LINE_BYTES`` is skipped (the card
+counts both). A run that names its items loads only those claims' files.
 """
 
 from __future__ import annotations
@@ -123,8 +124,8 @@ def _claim_pool(path: Path, claim_id: str, counts: dict[str, int]) -> list[Docum
     seen: set[str] = set()
     for pages, (lineno, raw) in enumerate(_lines(path)):
         if pages >= MAX_PAGES or len(docs) >= MAX_PASSAGES:
-            counts["pages_not_read"] += 1
-            continue
+            counts["claims_cut"] += 1  # the rest of the file is not read
+            break
         if raw is None:
             counts["pages_too_long"] += 1
             continue
@@ -186,7 +187,7 @@ def load_knowledge_store(
         (k for k in files if claim_ids is None or k in {str(c) for c in claim_ids}), key=int
     )
     snapshot = Snapshot()
-    counts = {"pages_not_read": 0, "pages_too_long": 0}
+    counts = {"claims_cut": 0, "pages_too_long": 0}
     for claim_id in wanted:
         pool = _claim_pool(files[claim_id], claim_id, counts)
         for doc in pool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,8 +52,12 @@ def check_dataset(snapshot: Snapshot, source: str, dataset: str | None) -> None:
         )
 
 
-def open_replay(context: Any, dataset: str | None = None) -> tuple[Snapshot, dict[str, Any]] | None:
+def open_replay(
+    context: Any, dataset: str | None = None, items: Collection[str] | None = None
+) -> tuple[Snapshot, dict[str, Any]] | None:
     """The snapshot a run's settings name, checked, and what the run records about it.
+
+    ``items`` (the run's item ids) lets a knowledge store load only those claims.
 
     Raises:
         EvidenceError: the path holds no readable evidence, another dataset's, or a bad scope.
@@ -61,7 +65,7 @@ def open_replay(context: Any, dataset: str | None = None) -> tuple[Snapshot, dic
     source, scope, miss = settings_of(context)
     if not source:
         return None
-    snapshot = open_snapshot(source)
+    snapshot = open_snapshot(source, items)
     check_dataset(snapshot, source, dataset)
     Replayer(snapshot, scope, miss, EvidenceLog())  # the scope check, before any item runs
     read = {"from": source, "snapshot": snapshot.digest(), "scope": scope, "miss": miss}
