@@ -207,13 +207,9 @@ def run_suite(
 def pool_settings(debate: Path) -> dict[str, str]:
     """The settings that make a member read the debate run's evidence pool, in claim scope.
 
-    A repeated debate (``--repeats``) lends the pool of its first repeat.
+    A repeated debate (``--repeats``) lends the documents of all its repeats.
     """
-    from factdebate.bench.rows import REPEAT_PREFIX
-    from factdebate.evidence import LOG_DIR
-
-    source = debate if (debate / LOG_DIR).is_dir() else debate / f"{REPEAT_PREFIX}1"
-    return {"evidence_from": str(source), "evidence_scope": "claim"}
+    return {"evidence_from": str(debate), "evidence_scope": "claim"}
 
 
 def _evidence_read(folder: Path) -> dict[str, Any]:
