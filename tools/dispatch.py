@@ -180,12 +180,13 @@ def _live(
     return cached_search(engine, query, k, ttl_s=ttl_s, max_mb=max_mb)[0]
 
 
-def _generation(collection: str, milvus_uri: str) -> str:
-    """The live index generation of ``collection`` ("" when it has none)."""
+def _generation(collection: str, milvus_uri: str) -> tuple[str, str]:
+    """The live index generation of ``collection`` and its encoder ("" each when unknown)."""
     try:
-        return live_manifest(collection, milvus_uri).generation
+        manifest = live_manifest(collection, milvus_uri)
     except Exception:  # the call itself succeeded: the log just lacks the generation
-        return ""
+        return "", ""
+    return manifest.generation, manifest.embedding_model
 
 
 def _run(
@@ -220,8 +221,9 @@ def _run(
     def live() -> LiveAnswer:
         args = (milvus_uri, backend, rag_engine, timeout, embed_model, rerank_model)
         docs = _live(tool, query, k, collection, *args, search_cache)
-        shown = _generation(collection, milvus_uri) if reads_index and kind != "custom" else ""
-        return LiveAnswer(docs, shown)
+        if not reads_index or kind == "custom":
+            return LiveAnswer(docs, "")
+        return LiveAnswer(docs, *_generation(collection, milvus_uri))
 
     hook = current_hook()
     if hook is None:

@@ -59,9 +59,21 @@ class EvidenceLog:
             except (ValueError, TypeError, KeyError):  # the line a crash cut short
                 continue
 
-    def add(self, call: EvidenceCall, docs: list[Evidence], generation: str, origin: str) -> None:
-        """Log one answered call and any document not stored yet."""
+    def add(
+        self,
+        call: EvidenceCall,
+        docs: list[Evidence],
+        generation: str,
+        origin: str,
+        encoder: str = "",
+    ) -> None:
+        """Log one answered call and any document not stored yet (``encoder``: the index's)."""
         stored = [Document.of(d) for d in docs]
+        options = call.options
+        if encoder:
+            options = json.dumps(
+                {**json.loads(options or "{}"), "encoder": encoder}, sort_keys=True
+            )
         record = CallRecord(
             item=call.item,
             claim=call.claim,
@@ -75,7 +87,7 @@ class EvidenceLog:
             time=now(),
             docs=tuple(d.hash for d in stored),
             scores=tuple(float(d["score"]) for d in docs),
-            options=call.options,
+            options=options,
             origin=origin,
         )
         with self._lock:
@@ -120,5 +132,5 @@ class Recorder:
     def serve(self, call: EvidenceCall, live: Callable[[], LiveAnswer]) -> list[Evidence]:
         """Run ``call`` live and log it."""
         answer = live()
-        self.log.add(call, answer.docs, answer.generation, "live")
+        self.log.add(call, answer.docs, answer.generation, "live", answer.encoder)
         return answer.docs

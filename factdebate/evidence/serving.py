@@ -87,6 +87,8 @@ class Replayer:
         self._exact: dict[tuple[str, str, str, int], list[CallRecord]] = {}
         self._by_item: dict[str, list[str]] = {}
         self._by_claim: dict[str, list[str]] = {}
+        encoders = (_option(c.options, "encoder") for c in snapshot.calls if c.tool == "rag")
+        self._encoder = next((e for e in encoders if e), "")  # the recorded index's encoder
         for call in snapshot.calls:
             self._exact.setdefault(_key(call.tool, call.backend, call.query, call.k), []).append(
                 call
@@ -103,7 +105,7 @@ class Replayer:
             if self.miss == "stop":
                 raise EvidenceMissError(self._miss_line(call))
             answer = live()
-            self.log.add(call, answer.docs, answer.generation, "live")
+            self.log.add(call, answer.docs, answer.generation, "live", answer.encoder)
             return answer.docs
         docs, generation = found
         self.log.add(call, docs, generation, "snapshot")
@@ -128,7 +130,8 @@ class Replayer:
             return None
         pool = [self.snapshot.documents[h] for h in hashes]
         if call.tool == "rag":
-            ranked = rank_dense(call.query, pool, _option(call.options, "embed_model"))
+            encoder = _option(call.options, "embed_model") or self._encoder
+            ranked = rank_dense(call.query, pool, encoder)
         else:
             ranked = rank_bm25(call.query, pool)
         return [doc.evidence(score) for doc, score in ranked[: call.k]], ""

@@ -96,6 +96,8 @@ def test_a_live_run_logs_every_call_with_its_documents(
     assert set(calls["agent"]) == {"debater_a", "debater_b"}
     assert calls.loc[calls["tool"] == "rag", "generation"].str.len().min() > 0  # the index's
     assert calls.loc[calls["tool"] == "search", "generation"].eq("").all()
+    encoders = {json.loads(o)["encoder"] for o in calls.loc[calls["tool"] == "rag", "options"]}
+    assert len(encoders) == 1 and "" not in encoders  # claim scope ranks rag pools with it
     assert (calls["query"] == "Paris France 0").sum() >= 2 and (calls["k"] == 3).all()
     assert docs["hash"].is_unique and len(docs) == 3  # d1 and Tavily's two pages, each once
     assert set(docs["url"]) == {

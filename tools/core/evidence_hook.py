@@ -42,10 +42,14 @@ class EvidenceCall:
 
 
 class LiveAnswer(NamedTuple):
-    """What the real tool returned, and the index generation it read ("" for the web)."""
+    """What the real tool returned, the index generation it read and that index's encoder.
+
+    Both are "" for the web; the encoder ranks an item's pool for a new query on replay.
+    """
 
     docs: list[Evidence]
     generation: str
+    encoder: str = ""
 
 
 class EvidenceHook(Protocol):
