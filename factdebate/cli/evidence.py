@@ -87,4 +87,8 @@ def show_command(
 
 def register(app: typer.Typer) -> None:
     """Add `evidence export` and `evidence show` to the `factdebate` command."""
-    app.add_typer(evidence_app, name="evidence")
+    app.add_typer(
+        evidence_app,
+        name="evidence",
+        epilog="Example: factdebate evidence export runs/toolmad --out toolmad.evidence",
+    )
