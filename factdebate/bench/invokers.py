@@ -40,10 +40,14 @@ def local_invoker(graph: Any) -> Invoker:
     return invoke
 
 
+def run_id_of(run_key: str) -> str:
+    """A bench run's id (stable across resumes of the same run folder)."""
+    return f"bench-{hashlib.sha256(run_key.encode('utf-8')).hexdigest()[:16]}"
+
+
 def thread_of(run_key: str, item_id: str) -> str:
     """The checkpoint thread id of one bench item (stable across resumes of the same run)."""
-    digest = hashlib.sha256(run_key.encode("utf-8")).hexdigest()[:16]
-    return f"bench-{digest}-{item_id}"
+    return f"{run_id_of(run_key)}-{item_id}"
 
 
 def durable_invoker(graph: Any, checkpoint: str, run_key: str) -> Invoker:
@@ -105,13 +109,20 @@ def _unreachable(exc: BaseException) -> bool:
     return isinstance(exc, gone)
 
 
-async def server_invoker(url: str, method: str, settings: dict[str, Any]) -> Invoker:
+async def server_invoker(
+    url: str, method: str, settings: dict[str, Any], queue: tuple[str, str] | None = None
+) -> Invoker:
     """Check the server takes ``method`` with ``settings``, then send each item as a run.
 
     The server's own check of the settings counts (it may run another version than this
     client): it is asked once before any item, by creating the run's assistant (an id fixed
     by the settings, so a resumed bench finds the one it made; Studio lists it). Each item
     then runs on ``method`` with the settings as its context (checked by the server again).
+
+    With ``queue`` (the bench run's id and dataset) each item runs on a thread of its own
+    whose metadata names the run, the item and the dataset (``queue_metadata``), so an item
+    paused for review stays there as an interrupted thread; a resumed bench takes an item's
+    thread as it is (paused or finished) instead of running it again.
 
     Raises:
         ServerError: the server cannot be reached, has no such graph, or refuses the settings.
@@ -133,7 +144,10 @@ async def server_invoker(url: str, method: str, settings: dict[str, Any]) -> Inv
 
     async def invoke(payload: dict[str, Any], context: Any, item_id: str) -> dict[str, Any]:
         try:
-            out = await client.runs.wait(None, method, input=payload, context=settings or None)
+            thread, stored = await _queue_thread(client, method, queue, item_id)
+            out = stored or await client.runs.wait(
+                thread, method, input=payload, context=settings or None
+            )
         except Exception as exc:
             answered = _status_of(exc)
             if _unreachable(exc) or (answered is not None and answered[0] in REFUSALS):
@@ -146,6 +160,31 @@ async def server_invoker(url: str, method: str, settings: dict[str, Any]) -> Inv
         return out
 
     return invoke
+
+
+async def _queue_thread(
+    client: Any, method: str, queue: tuple[str, str] | None, item_id: str
+) -> tuple[str | None, dict[str, Any] | None]:
+    """The item's queue thread (None: no queue) and its output when it ran before."""
+    if queue is None:
+        return None, None
+    from factdebate.review.server_queue import queue_metadata
+
+    run_id, dataset = queue
+    thread_id = str(uuid.uuid5(ASSISTANT_NAMESPACE, f"{run_id}/{item_id}"))
+    metadata = queue_metadata(run_id, item_id, dataset, method)
+    thread = await client.threads.create(
+        thread_id=thread_id, metadata=metadata, if_exists="do_nothing"
+    )
+    values = dict(thread.get("values") or {})
+    finished = thread.get("status") == "idle" and values.get("verdict") is not None
+    if thread.get("status") != "interrupted" and not finished:
+        return thread_id, None
+    if thread["status"] == "interrupted":
+        values["__interrupt__"] = [
+            item for items in (thread.get("interrupts") or {}).values() for item in items
+        ] or [True]
+    return thread_id, values
 
 
 def _server_error(url: str, exc: BaseException) -> ServerError:

@@ -53,6 +53,27 @@ def review_invoker(graph: Any, checkpoint: str, run_key: str) -> Invoker:
     return invoke
 
 
+def server_review_invoker(inner: Invoker, url: str, run_id: str) -> Invoker:
+    """``inner`` (a server invoker with a queue) marking each paused item as awaiting review.
+
+    The item's thread stays on the server; ``factdebate review --server URL --run ID``
+    decides it there (a row keeps the server and the run id it waits under).
+    """
+
+    async def invoke(payload: dict[str, Any], context: Any, item_id: str) -> dict[str, Any]:
+        out = await inner(payload, context, item_id)
+        if out.pop("__interrupt__", None):
+            out["review"] = {
+                "status": PENDING,
+                "proposed": out.get("verdict"),
+                "server": url,
+                "run": run_id,
+            }
+        return out
+
+    return invoke
+
+
 def _run(out_dir: Path) -> dict[str, Any]:
     path = Path(out_dir) / RUN_FILE
     if not path.is_file():
@@ -85,6 +106,12 @@ def pending_items(
     with rows_lock(Path(out_dir) / RESULTS, wait=False):  # refused while a bench writes it
         rows = queue_rows(Path(out_dir) / RESULTS)
     waiting = [r for r in rows if (r.get("review") or {}).get("status") == PENDING]
+    on_server = next((r["review"] for r in waiting if r["review"].get("server")), None)
+    if on_server is not None:
+        raise QueueError(
+            f"{out_dir}: its items wait on a server: factdebate review --server "
+            f"{on_server['server']} --run {on_server.get('run')}"
+        )
 
     async def load() -> list[tuple[dict[str, Any], dict[str, Any]]]:
         found = []

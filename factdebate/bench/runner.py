@@ -23,6 +23,7 @@ from factdebate.bench.invokers import (
     ServerError,
     durable_invoker,
     local_invoker,
+    run_id_of,
     server_invoker,
 )
 from factdebate.bench.items import BenchItem, check_method_fits, data_identity, load_items
@@ -111,7 +112,8 @@ async def arun_bench(
             f"{settings['evidence_from']} answers every retrieval and search"
         )
     if server_url is not None:  # the server checks the settings (before any item runs)
-        server_invoke = await server_invoker(server_url, method, settings)
+        queue = (run_id_of(str(out_dir.resolve())), dataset) if settings.get("review") else None
+        server_invoke = await server_invoker(server_url, method, settings, queue)
     else:  # names and values, before anything runs
         checked = context_cls.from_settings(settings)
         # an unknown or malformed model fails here, before any item runs
@@ -163,10 +165,13 @@ async def arun_bench(
     if settings.get("review"):  # every item stops before its verdict: `factdebate review OUT`
         from factdebate.bench.review_queue import queue_checkpoint, review_invoker
 
-        if server_url is not None:
-            raise SettingsError("--review runs items here: drop --server (or review on the server)")
-        store = checkpoint or queue_checkpoint(out_dir)
-        invoke = review_invoker(graph, store, str(out_dir.resolve()))
+        if server_url is not None:  # items wait on the server, each a thread of the run
+            from factdebate.bench.review_queue import server_review_invoker
+
+            invoke = server_review_invoker(invoke, server_url, run_id_of(str(out_dir.resolve())))
+        else:
+            store = checkpoint or queue_checkpoint(out_dir)
+            invoke = review_invoker(graph, store, str(out_dir.resolve()))
     halted: list[ServerError] = []  # the server went away: stop, resume with the same command
     ctx_obj = None if server_url else context_cls.from_settings(settings)
     pages = pages_wanted(pages, len(items))

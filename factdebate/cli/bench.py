@@ -281,10 +281,13 @@ def bench(
         err.print(f"note: {note}", markup=False, soft_wrap=True)
     print_markdown((out_dir / "report.md").read_text(encoding="utf-8"))
     if context.get("review"):
+        from factdebate.bench.invokers import run_id_of
+
+        how = str(out_dir)
+        if server is not None:  # the queue is the run's threads on the server
+            how = f"--server {server} --run {run_id_of(str(out_dir.resolve()))}"
         out.print(
-            f"decide the review queue with: factdebate review {out_dir}",
-            markup=False,
-            soft_wrap=True,
+            f"decide the review queue with: factdebate review {how}", markup=False, soft_wrap=True
         )
     if (out_dir / "report.html").is_file():
         out.print(

@@ -259,7 +259,9 @@ def _show(result: dict[str, Any], as_json: bool, how: str) -> None:
 
 
 def review_queue(
-    run_dir: Annotated[Path, typer.Argument(help="A bench run folder made with --review.")],
+    run_dir: Annotated[
+        Path | None, typer.Argument(help="A bench run folder made with --review.")
+    ] = None,
     approve_all: Annotated[bool, typer.Option(help="Approve every waiting item.")] = False,
     model: Annotated[
         str | None, typer.Option(help="Model for every role (when run.json's is redacted).")
@@ -267,10 +269,23 @@ def review_queue(
     checkpoint: Annotated[
         str | None, typer.Option(help="Where the items are stored, when not in the run folder.")
     ] = None,
+    server: Annotated[
+        str | None, typer.Option(help="A LangGraph server whose threads hold the queue (--run).")
+    ] = None,
+    run: Annotated[
+        str | None, typer.Option("--run", help="The bench run id of the queue on --server.")
+    ] = None,
 ) -> None:
     """Walk a bench run's review queue: approve or overrule each waiting item."""
     from factdebate.bench.review_queue import apply_decision, pending_items
 
+    if server is not None or run is not None:
+        if server is None or run is None or run_dir is not None:
+            fail("a queue on a server takes --server URL --run ID (and no run folder)")
+        server_queue(server, run, approve_all)
+        return
+    if run_dir is None:
+        fail("give a bench run folder made with --review, or --server URL --run ID")
     try:
         waiting = pending_items(run_dir, checkpoint)
     except FactDebateError as exc:
@@ -306,6 +321,40 @@ def review_queue(
     )
 
 
+def server_queue(url: str, run_id: str, approve_all: bool) -> None:
+    """Decide the threads of bench run ``run_id`` waiting for review on the server ``url``."""
+    from factdebate.review.server_queue import adecide, alist_queue
+
+    try:
+        waiting = asyncio.run(alist_queue(url, run_id))
+    except FactDebateError as exc:
+        fail(str(exc))
+    except Exception as exc:  # the SDK's HTTP or connection error: one line
+        fail(f"server {url}: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
+    if not waiting:
+        out.print(f"run {run_id}: nothing awaits review on {url}", markup=False, soft_wrap=True)
+        return
+    done = 0
+    for entry in waiting:
+        out.print(f"\n[bold]{entry['item']}[/bold] ({entry['dataset']}, thread {entry['thread']})")
+        out.print(str(entry["input"]), markup=False, soft_wrap=True)
+        decision: dict[str, Any] | None = {"approve": True}
+        if not approve_all:
+            show_proposal(entry["proposed"])
+            decision = ask_decision(entry["proposed"])
+        if decision is None:
+            continue
+        try:
+            values = asyncio.run(adecide(url, entry["thread"], decision))
+        except FactDebateError as exc:
+            err.print(f"{entry['item']}: {exc}", markup=False, soft_wrap=True)
+            continue
+        done += 1
+        status = (values.get("review") or {}).get("status")
+        out.print(f"  → {values.get('verdict')} ({status})", markup=False, soft_wrap=True)
+    out.print(f"{done} of {len(waiting)} reviewed on {url}", markup=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
     """Add `history`, `replay` and `review` to the `factdebate` command."""
     app.command(epilog="Example: factdebate history t1 --checkpoint sqlite:runs/c.db")(history)
@@ -313,4 +362,8 @@ def register(app: typer.Typer) -> None:
         epilog="Example: factdebate replay t1 --from judge@3 --checkpoint sqlite:runs/c.db "
         "--judge-model openai:gpt-4o"
     )(replay)
-    app.command("review", epilog="Example: factdebate review runs/bench-fever")(review_queue)
+    app.command(
+        "review",
+        epilog="Examples: factdebate review runs/bench-fever; "
+        "factdebate review --server http://127.0.0.1:2024 --run bench-0123abcd4567ef89",
+    )(review_queue)
