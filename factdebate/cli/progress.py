@@ -374,31 +374,10 @@ def _settings_of(context: Any) -> dict[str, Any]:
     return dict(context)
 
 
-def gate_notice(method: str, context: Any) -> str | None:
-    """Why Tool-MAD's stability gate cannot pass when the embedded model scores the turns."""
-    from factdebate.settings import context_class
-
-    settings = _settings_of(context)
-    try:
-        names = {f.name for f in fields(context_class(method))}
-    except FactDebateError:
-        return None
-    if "stability_score" not in names or settings.get("stability_score", True) is False:
-        return None
-    if str(settings.get("scorer_model") or run_model(settings)) != "local":
-        return None
-    return (
-        "note: RAGAS's statement step gets no statements from the embedded SmolLM2-135M, so "
-        "each turn's faithfulness is n/a and Tool-MAD's stability gate cannot pass: the judge "
-        "decides after the round limit (set scorer_model to a capable model for the gate)"
-    )
-
-
 def _before_run(method: str, context: Any, items: int) -> None:
-    """The lines said before a run starts: the gate notice, the expected time."""
-    for note in (gate_notice(method, context), forecast(method, run_model(context), items)):
-        if note:
-            err.print(note, markup=False, soft_wrap=True)
+    """The line said before a run on a local model starts: the time it should take."""
+    if note := forecast(method, run_model(context), items):
+        err.print(note, markup=False, soft_wrap=True)
 
 
 @contextmanager
@@ -407,8 +386,7 @@ def bench_progress(
 ) -> Iterator[BenchProgress]:
     """Progress of a bench run: ``SCORE P%`` per finished item, calls and tokens as they end.
 
-    Before the first item, lines say what the run cannot do on its model and, on a local
-    model, how long it should take.
+    Before the first item on a local model, a line says how long the run should take.
     """
     model = run_model(context)
     clock = time.monotonic

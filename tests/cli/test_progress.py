@@ -187,26 +187,13 @@ def test_the_forecast_uses_measured_calls_and_this_machines_pace(
         "expected time on local: 0:02:51 for 3 item(s): about 28.5 model calls an item "
         "(tool-mad's measured mean), at 2.0 s a call as measured on this machine"
     )
-    settings = {"model": "local", "scorer_model": "openai:gpt-4o-mini"}  # a gate that can pass
+    settings = {"model": "local"}
     with bench_progress("tool-mad on x", 3600, "acc", "tool-mad", settings) as progress:
         progress(1, 3, 1.0, 30, 900)  # one item done by an earlier process: 2 left
     printed = capsys.readouterr().err.splitlines()
     assert printed[0].startswith("expected time on local: 0:01:54 for 2 item(s)")
     assert printed[1].startswith("tool-mad on x: 1/3 items (33%)")
     assert printed[1].endswith("acc 100.0% · 30 calls · 900 tok")
-
-
-def test_tool_mad_on_the_embedded_scorer_says_its_gate_cannot_pass() -> None:
-    from factdebate.cli.progress import gate_notice
-    from factdebate.nodes.tool_mad.context import ToolMADContext
-
-    notice = gate_notice("tool-mad", {})  # the default model: the embedded one scores
-    assert notice is not None and "stability gate cannot pass" in notice
-    assert gate_notice("tool-mad", ToolMADContext()) == notice  # a settings object reads alike
-    assert gate_notice("tool-mad", {"scorer_model": "openai:gpt-4o-mini"}) is None
-    assert gate_notice("tool-mad", {"model": "openai:gpt-4o-mini"}) is None
-    assert gate_notice("tool-mad", {"stability_score": False}) is None  # consensus alone
-    assert gate_notice("cot", {}) is None  # no gate
 
 
 def test_a_repeats_line_counts_the_whole_run(tmp_path: Path, data_home, scripted) -> None:

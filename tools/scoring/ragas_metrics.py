@@ -8,7 +8,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
@@ -16,13 +16,18 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
 from langchain_core.embeddings import Embeddings  # noqa: E402
 from langchain_core.language_models import BaseChatModel  # noqa: E402
-from pydantic import BaseModel  # noqa: E402
+from pydantic import BaseModel, Field  # noqa: E402
 from ragas.llms.base import InstructorBaseRagasLLM  # noqa: E402
 from ragas.metrics.collections import Faithfulness  # noqa: E402
 from ragas.metrics.collections.answer_relevancy.util import (  # noqa: E402
     AnswerRelevanceInput,
     AnswerRelevanceOutput,
     AnswerRelevancePrompt,
+)
+from ragas.metrics.collections.faithfulness.util import (  # noqa: E402
+    NLIStatementOutput,
+    StatementFaithfulnessAnswer,
+    StatementGeneratorOutput,
 )
 from ragas.prompt.metrics.base_prompt import BasePrompt  # noqa: E402
 
@@ -33,6 +38,7 @@ from factdebate.tools.models.llm import (  # noqa: E402
     ask_samples,
     ask_structured,
     redact,
+    structured_mode,
     takes_samples,
 )
 from factdebate.tools.models.providers import with_seed, with_temperature  # noqa: E402
@@ -73,6 +79,40 @@ def fast_prompt(prompt: BasePrompt[Any, Any]) -> BasePrompt[Any, Any]:
     return prompt
 
 
+class SomeStatements(StatementGeneratorOutput):
+    """RAGAS's statement list, held to at least one statement.
+
+    Asked through a JSON grammar (the embedded SmolLM2-135M), the small model closed the empty
+    list at once on every answer, so faithfulness was never computed and Tool-MAD's stability
+    gate could never pass. The grammar built from this schema opens the list with a statement.
+    """
+
+    statements: list[str] = Field(
+        ..., min_length=1, description="The generated statements from the answer"
+    )
+
+
+class BinaryVerdict(StatementFaithfulnessAnswer):
+    """One statement's verdict, held to RAGAS's 0 or 1 by the grammar."""
+
+    verdict: Literal[0, 1] = Field(..., description="the verdict(0/1) of the faithfulness")
+
+
+class SomeVerdicts(NLIStatementOutput):
+    """RAGAS's verdict list, held to at least one verdict of 0 or 1 (see ``SomeStatements``)."""
+
+    statements: list[BinaryVerdict] = Field(  # type: ignore[assignment]
+        ..., min_length=1, description="Evaluated statements with verdicts"
+    )
+
+
+GRAMMAR_SCHEMAS: dict[type[BaseModel], type[BaseModel]] = {
+    StatementGeneratorOutput: SomeStatements,
+    NLIStatementOutput: SomeVerdicts,
+}
+"""RAGAS's faithfulness schemas as a grammar-held model is asked them (never an empty list)."""
+
+
 class _ChatModelForRagas(InstructorBaseRagasLLM):
     """Lets RAGAS metrics call a LangChain chat model; tallies usage and parse errors."""
 
@@ -84,8 +124,11 @@ class _ChatModelForRagas(InstructorBaseRagasLLM):
     async def agenerate(
         self, prompt: str, response_model: type[T], *, model: BaseChatModel | None = None
     ) -> T:
+        model = model or self.model
+        if response_model in GRAMMAR_SCHEMAS and structured_mode(model) == "grammar":
+            response_model = GRAMMAR_SCHEMAS[response_model]  # type: ignore[assignment]
         value, reply = await ask_structured(
-            model or self.model,
+            model,
             prompt,
             response_model,
             replace(self.site, stage=f"score:{response_model.__name__}"),
