@@ -352,8 +352,14 @@ def forecast(method: str, model: str, items: int) -> str | None:
 def _live_counts(
     meter: CallMeter, base: dict[str, int], per_item: float | None, clock: Callable[[], float]
 ) -> str:
-    """Calls and tokens so far, counted as each call ends; then s/call and the time left."""
-    parts = [f"{base['calls'] + meter.calls} calls · {base['tokens'] + meter.tokens} tok"]
+    """Calls and tokens so far, counted as each call ends; then s/call and the time left.
+
+    Calls made elsewhere (``bench --server``) reach no meter here: the finished items' own
+    counts (``rows_calls``, ``rows_tokens``) are shown when they are higher.
+    """
+    calls = max(base["calls"] + meter.calls, base.get("rows_calls", 0))
+    tokens = max(base["tokens"] + meter.tokens, base.get("rows_tokens", 0))
+    parts = [f"{calls} calls · {tokens} tok"]
     pace = meter.seconds_per_call()
     if pace is not None:
         parts.append(f"{pace:.1f} s/call")
@@ -405,7 +411,7 @@ def bench_progress(
                     base.update(calls=calls, tokens=tokens, done=done, total=total)
                     _before_run(method, context, total - done)
                     started.append(True)
-                base["total"] = total
+                base.update(total=total, rows_calls=calls, rows_tokens=tokens)
                 track(done, total, f"{score} {accuracy:.1%}")
 
             yield progress

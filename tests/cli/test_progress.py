@@ -225,3 +225,17 @@ def test_the_last_line_comes_once() -> None:
             time.sleep(0.05)
     printed = sink.getvalue().splitlines()
     assert sum("2/2 documents" in line for line in printed) == 1, printed
+
+
+def test_calls_made_elsewhere_show_from_the_finished_items(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """bench --server: the calls happen on the server, so the rows' counts are shown."""
+    from factdebate.cli.progress import bench_progress
+
+    with bench_progress("cot on x", 3600, "acc", "cot", {"model": "openai:m"}) as progress:
+        progress(0, 2, 0.0, 0, 0)
+        progress(1, 2, 1.0, 7, 300)
+    printed = capsys.readouterr().err.splitlines()
+    assert printed[-1].startswith("cot on x: 1/2 items (50%)")
+    assert printed[-1].endswith("acc 100.0% · 7 calls · 300 tok")
