@@ -227,6 +227,13 @@ def _evidence_read(folder: Path) -> dict[str, Any]:
     return {}
 
 
+def _logged(folder: Path) -> bool:
+    """Whether the run in ``folder`` logged any call (a repeated run: in any repeat)."""
+    from factdebate.evidence import LOG_DIR
+
+    return any(folder.glob(f"{LOG_DIR}/*.json")) or any(folder.glob(f"*/{LOG_DIR}/*.json"))
+
+
 def evidence_lines(folders: list[Path]) -> list[str]:
     """Which evidence each member read: live tools, another run's pool, or none at all.
 
@@ -240,9 +247,12 @@ def evidence_lines(folders: list[Path]) -> list[str]:
         if folder.name in METHODS and not METHODS[folder.name].retrieves:
             what = "none: it reads the claim alone"
         elif found:
+            pool = f"the pool of {Path(str(found['from'])).name}"
+            facts = f"{found.get('scope')} scope, snapshot {str(found.get('snapshot', ''))[:12]}"
             what = (
-                f"the pool of {Path(str(found['from'])).name} ({found.get('scope')} scope, "
-                f"snapshot {str(found.get('snapshot', ''))[:12]}): no live tool"
+                f"{pool} ({facts}): no live tool"
+                if _logged(folder)
+                else f"none: it made no retrieval call (given {pool}, {facts})"
             )
         else:
             what = "live tools (recorded in its evidence log)"
