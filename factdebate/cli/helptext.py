@@ -46,7 +46,12 @@ def _whole_words_table() -> type[Any]:
             if len(cells) >= 6:  # [required mark,] long, short, --no- long, --no- short, type, help
                 *head, long, short, no_long, no_short, kind, text = cells
                 names = [c for c in (long, short, no_long, no_short) if str(c).strip()]
-                cells = (*head, Text(" ").join(Text(str(n)) if isinstance(n, str) else n for n in names), kind, text)
+                cells = (
+                    *head,
+                    Text(" ").join(Text(str(n)) if isinstance(n, str) else n for n in names),
+                    kind,
+                    text,
+                )
             for cell in cells:
                 for part in cell.renderables if isinstance(cell, Columns) else [cell]:
                     if isinstance(part, Text):
