@@ -108,12 +108,18 @@ async def arun_repeats(
         notes.append(GREEDY_NOTE)
     first: dict[str, Any] = {}
     wall = 0.0
-    before = {"correct": 0.0, "calls": 0, "tok": 0}  # the repeats already finished
+    before = {"correct": 0.0, "calls": 0.0, "tok": 0.0}  # the repeats already finished
     for r in range(1, repeats + 1):
-        latest = dict(before, correct=0.0, calls=0, tok=0)
+        latest = dict.fromkeys(before, 0.0)  # this repeat's, as its progress last said
 
         def tracked(
-            done: int, total: int, acc: float, calls: int, tok: int, r: int = r
+            done: int,
+            total: int,
+            acc: float,
+            calls: int,
+            tok: int,
+            r: int = r,
+            latest: dict[str, float] = latest,
         ) -> None:  # the progress line counts the whole run, not this repeat alone
             latest.update(correct=acc * done, calls=calls, tok=tok)
             if progress is not None:
@@ -130,7 +136,8 @@ async def arun_repeats(
             progress=tracked,
             **options,
         )
-        before = {key: before[key] + latest[key] for key in before}
+        for key in before:  # in place: ``tracked`` reads this same dict
+            before[key] += latest[key]
         first = first or metrics
         wall += float(metrics["run"].get("wall_s") or 0.0)
         if r == 1:  # repeat 1 checked the settings and the data: record the whole run
