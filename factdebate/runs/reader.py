@@ -46,8 +46,10 @@ Finite = Annotated[float, Field(allow_inf_nan=False)]
 """A finite number."""
 Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 """A finite score within [0, 1]."""
-Cosine = Annotated[float, Field(ge=-1, le=1, allow_inf_nan=False)]
-"""A finite mean cosine within [-1, 1] (answer relevance is one)."""
+ROUNDING = 1e-9
+"""How far past +-1 a cosine may lie by float error (identical vectors: 1.0000000000000002)."""
+Cosine = Annotated[float, Field(ge=-1 - ROUNDING, le=1 + ROUNDING, allow_inf_nan=False)]
+"""A finite mean cosine within [-1, 1], give or take float error (answer relevance is one)."""
 Name = Annotated[str, Field(strict=True, min_length=1)]
 """Non-empty text."""
 Task = Literal["labels", "answers"]

@@ -181,3 +181,10 @@ def test_plot_text_is_literal() -> None:
 
     assert draw("a$\\frac$b") is False
     assert draw("p$x^2$") is False
+
+
+def test_a_cosine_one_float_step_past_one_is_a_real_score() -> None:
+    # Identical vectors give a cosine of 1.0000000000000002: a row written so is not damaged.
+    from factdebate.runs.reader import Turn
+
+    assert Turn.model_validate({"round": 1, "answer_relevance": 1.0000000000000002})

@@ -319,4 +319,5 @@ async def _relevance(
     target, *others = (np.asarray(v, dtype=float) for v in vectors)
     cosines = [float(v @ target / (np.linalg.norm(v) * np.linalg.norm(target))) for v in others]
     committal = not noncommittal_zero or not all(q.noncommittal for q in questions)
-    return _finite(float(np.mean(cosines)) * committal), []
+    mean = float(np.clip(np.mean(cosines), -1.0, 1.0))  # identical vectors: 1 + float error
+    return _finite(mean * committal), []
