@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from factdebate.tools.core.errors import FactDebateError
+from factdebate.tools.core.secrets import redact
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 POSTGRES_PREFIXES = ("postgresql://", "postgres://")
@@ -44,8 +44,8 @@ def is_postgres(spec: str) -> bool:
 
 
 def shown(spec: str) -> str:
-    """``spec`` with any password in it replaced by ``***`` (for messages and logs)."""
-    return re.sub(r"(://[^/@:]*:)[^@/]*@", r"\1***@", spec)
+    """``spec`` with its credentials redacted (for messages and logs): the one redaction."""
+    return redact(spec)
 
 
 def checkpoint_path(spec: str) -> Path:
