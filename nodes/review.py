@@ -245,7 +245,8 @@ def review_request(
 def review_description(state: dict[str, Any], allowed: tuple[str, ...] | None, method: str) -> str:
     """The Markdown a reviewer decides from: claim, proposal, why it stopped, agents, evidence."""
     claim = state.get("claim") or state.get("question") or ""
-    lines = [f"### Review the verdict of {_inline(method)}", "", "**Claim**", _fenced(claim)]
+    summary = f"{_inline(method)} proposes {_inline(state.get('verdict') or 'no verdict')}"
+    lines = [f"{summary} for: {_inline(claim, 160)}", "", "**Claim**", _fenced(claim)]
     lines += ["", f"**Proposed verdict:** {_inline(state.get('verdict') or 'none')}"]
     stop = f"{_inline(state.get('stop_reason') or 'unknown')} after round {state.get('rounds')}"
     decided_by = state.get("decided_by") or {}
@@ -253,7 +254,7 @@ def review_description(state: dict[str, Any], allowed: tuple[str, ...] | None, m
         stop += f", decided by the {_inline(decided_by['agent'])}"
         if decided_by.get("detail"):
             stop += f": {_inline(decided_by['detail'])}"
-    lines.append(f"**Why the run stopped:** {stop}")
+    lines += ["", f"**Why the run stopped:** {stop}"]
     if state.get("justification"):
         lines += ["", "**Justification**", _fenced(state["justification"])]
     last: dict[str, str] = {}
@@ -276,8 +277,9 @@ def review_description(state: dict[str, Any], allowed: tuple[str, ...] | None, m
         "",
         "**Choices:** "
         + (", ".join(allowed) if allowed is not None else "any answers, separated by ';'"),
-        "Approve keeps the verdict; edit sets another verdict (args.verdict) with a note; "
-        "reject or respond overrules when its message starts with a verdict "
+        "",
+        "Approve (accept) keeps the verdict; edit sets another verdict (args.verdict) with a note; "
+        "reject or respond (a response) overrules when its message starts with a verdict "
         "('REFUTES: why'); ignore decides nothing.",
     ]
     return "\n".join(lines)
