@@ -6,6 +6,8 @@ others 409). The routes: ``/threads/{id}/runs``, ``/runs/wait`` and ``/runs/stre
 ``command.resume`` (or with neither input nor command, which would go on without a decision),
 and the v2 protocol's ``/threads/{id}/commands`` with ``run.start`` (whose ``input`` is the
 resume value while the thread waits) or ``input.respond`` (a resume keyed by interrupt id).
+A state write (``POST /threads/{id}/state``) on a thread awaiting review is refused (422): it
+would end the review without a decision.
 The review step itself (``factdebate.nodes.review``) also checks and records every decision
 from what the thread stored, so a route this module does not know decides through it too.
 """
@@ -28,6 +30,8 @@ GetJson = Callable[[str], Awaitable[Any]]
 
 THREAD_RUN = re.compile(r"^/threads/(?P<thread>[^/]+)/runs(/wait|/stream)?/?$")
 COMMANDS = re.compile(r"^/threads/(?P<thread>[^/]+)/commands/?$")
+STATE = re.compile(r"^/threads/(?P<thread>[^/]+)/state/?$")
+"""A state write: on a thread awaiting review it would end the review without a decision."""
 NO_DECISION = object()
 """The resume of a request that would take a thread on without any decision."""
 
@@ -38,7 +42,7 @@ class Resume:
 
     thread: str
     value: Any  # a decision, a map of them keyed by interrupt id, or NO_DECISION
-    route: str  # "runs", "run.start" or "input.respond"
+    route: str  # "runs", "run.start", "input.respond" or "state"
 
 
 def resume_of(path: str, method: str | None, data: Any) -> Resume | None:
@@ -53,6 +57,9 @@ def resume_of(path: str, method: str | None, data: Any) -> Resume | None:
         if data.get("input") is None and not command:
             return Resume(run["thread"], NO_DECISION, "runs")
         return None
+    state = STATE.match(path)
+    if state:  # e.g. the Agent Inbox's "Mark as Resolved" (the state written as finished)
+        return Resume(state["thread"], NO_DECISION, "state")
     commands = COMMANDS.match(path)
     params = data.get("params")
     if not commands or not isinstance(params, dict):
@@ -148,6 +155,11 @@ async def resume_refusal(resume: Resume, get_json: GetJson) -> tuple[int, str] |
         ):
             return 409, decided_message(resume.thread)
         return None  # not a review: the server answers it as it would any run
+    if resume.route == "state":
+        return 422, (
+            "the thread is awaiting review: writing its state would end the review without a "
+            "decision; resume it with one (approve, edit, or reject naming a verdict)"
+        )
     problem = resume_problem(resume.value, state)
     if problem:
         return 422, problem
@@ -159,6 +171,8 @@ async def resume_refusal(resume: Resume, get_json: GetJson) -> tuple[int, str] |
 
 def rejecting(resume: Resume, data: dict[str, Any]) -> dict[str, Any]:
     """``data`` asking the server to refuse (not queue) a run while another is in flight."""
+    if resume.route == "state":  # a state write starts no run
+        return data
     if resume.route == "runs":
         return {**data, "multitask_strategy": "reject"}
     params = data.get("params")

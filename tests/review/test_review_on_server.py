@@ -116,6 +116,13 @@ async def test_the_interrupt_is_langchains_request_and_a_bad_decision_changes_no
         )
         assert answer.status_code == 422 and why in answer.text, (resume, answer.text)
         assert await waiting_on(client, thread) == request  # same request, still waiting
+    resolved = httpx.post(  # the Agent Inbox's "Mark as Resolved": no decision, refused
+        f"{server.url}/threads/{thread}/state",
+        json={"values": None, "as_node": "__end__"},
+        timeout=60,
+    )
+    assert resolved.status_code == 422 and "without a decision" in resolved.text
+    assert await waiting_on(client, thread) == request
     approve = {"decisions": [{"type": "approve"}]}
     TypeAdapter(HITLResponse).validate_python(approve)
     done = await client.runs.wait(thread, "tool-mad", command={"resume": approve})
