@@ -74,6 +74,49 @@ def server_review_invoker(inner: Invoker, url: str, run_id: str) -> Invoker:
     return invoke
 
 
+def sync_server_queue(out_dir: Path) -> tuple[int, int, str]:
+    """Write the decisions taken on the server into a run folder whose items wait there.
+
+    Each row still ``pending`` whose thread the server shows decided takes that decision
+    (prediction and review record), and the metrics and report are written again.
+    Returns ``(rows updated, rows still waiting on the server, "--server URL --run ID")``.
+
+    Raises:
+        QueueError: not a bench run made with ``--review``, or a server that cannot answer.
+    """
+    from factdebate.review.server_queue import adecided
+
+    out_dir = Path(out_dir)
+    run = _run(out_dir)
+    with rows_lock(out_dir / RESULTS, wait=False):  # one writer: never under a running bench
+        rows = queue_rows(out_dir / RESULTS)
+        waiting = [
+            r
+            for r in rows
+            if (r.get("review") or {}).get("status") == PENDING and r["review"].get("server")
+        ]
+        if not waiting:
+            return 0, 0, ""
+        url, run_id = str(waiting[0]["review"]["server"]), str(waiting[0]["review"].get("run"))
+        try:
+            decided = asyncio.run(adecided(url, run_id))
+        except Exception as exc:  # the SDK's HTTP or connection error: one line
+            raise QueueError(f"server {url}: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
+        task = run.get("task") or LABEL_TASK
+        updated = 0
+        for row in waiting:
+            values = decided.get(str(row["id"]))
+            if values is None:
+                continue
+            row["prediction"] = prediction(values, task)
+            row["review"] = {**row["review"], **values["review"]}
+            updated += 1
+        if updated:
+            write_rows(out_dir / RESULTS, rows)
+            _rewrite_report(out_dir, rows, run, task)
+        return updated, len(waiting) - updated, f"--server {url} --run {run_id}"
+
+
 def _run(out_dir: Path) -> dict[str, Any]:
     path = Path(out_dir) / RUN_FILE
     if not path.is_file():

@@ -287,6 +287,21 @@ def review_queue(
     if run_dir is None:
         fail("give a bench run folder made with --review, or --server URL --run ID")
     try:
+        from factdebate.bench.review_queue import sync_server_queue
+
+        updated, left, where = sync_server_queue(run_dir)
+    except FactDebateError as exc:
+        fail(str(exc))
+    if updated or left:
+        out.print(
+            f"{run_dir}: {updated} decision(s) taken on the server written to the run; "
+            f"{left} item(s) still wait there" + (f": factdebate review {where}" if left else ""),
+            markup=False,
+            soft_wrap=True,
+        )
+    if left:
+        return
+    try:
         waiting = pending_items(run_dir, checkpoint)
     except FactDebateError as exc:
         fail(str(exc))

@@ -72,6 +72,24 @@ async def alist_queue(url: str, run_id: str) -> list[dict[str, Any]]:
         offset += PAGE
 
 
+async def adecided(url: str, run_id: str) -> dict[str, dict[str, Any]]:
+    """The values of bench run ``run_id``'s threads whose review is decided, by item id."""
+    client = _client(url)
+    found: dict[str, dict[str, Any]] = {}
+    offset = 0
+    while True:
+        page = await client.threads.search(
+            metadata={QUEUE_RUN: run_id}, status="idle", limit=PAGE, offset=offset
+        )
+        for thread in page:
+            values = dict(thread.get("values") or {})
+            if (values.get("review") or {}).get("status"):
+                found[str((thread.get("metadata") or {}).get(QUEUE_ITEM))] = values
+        if len(page) < PAGE:
+            return found
+        offset += PAGE
+
+
 async def adecide(url: str, thread: str, decision: dict[str, Any]) -> dict[str, Any]:
     """Resume a server thread waiting for review with ``decision``; its values after it.
 
@@ -112,4 +130,4 @@ async def adecide(url: str, thread: str, decision: dict[str, Any]) -> dict[str, 
     return dict(values) if isinstance(values, dict) else {}
 
 
-__all__ = ["adecide", "alist_queue", "queue_metadata", "waiting_request"]
+__all__ = ["adecide", "adecided", "alist_queue", "queue_metadata", "waiting_request"]

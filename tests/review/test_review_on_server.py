@@ -214,6 +214,12 @@ async def test_a_bench_queue_on_the_server_is_listed_and_decided_once(
         verdicts[item] = (state["values"]["verdict"], state["values"]["review"]["status"])
         runs = await client.runs.list(thread["thread_id"])
         assert len(runs) == 2, (item, runs)  # the run that paused, and one decision
+    synced = await asyncio.to_thread(CliRunner().invoke, app, ["review", str(out)])
+    assert synced.exit_code == 0 and "3 decision(s) taken on the server" in synced.output
+    reviewed = {str(r["id"]): r for r in read_results(out / "results.jsonl")}
+    assert reviewed["1"]["prediction"] == "REFUTES"
+    assert reviewed["1"]["review"]["status"] == "overruled"
+    assert reviewed["1"]["review"]["note"] == "wrong"
     proposed = {str(r["id"]): r["review"]["proposed"] for r in rows}
     assert verdicts == {
         "0": (proposed["0"], "approved"),
