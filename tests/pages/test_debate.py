@@ -68,8 +68,8 @@ def test_demo_page_in_chromium(tmp_path: Path, scripted, hostile_tools, browser,
     assert text.count("debater_a (rag)") == 2 and text.count("debater_b (search)") == 2
     assert "query Eiffel Tower location" in text and "[rag-1]" in text and "[web-1]" in text
     assert "faithfulness 1.00 (threshold 0.70: passes" in text
-    # The default gate profile is MiniLM's (relevance 0.66), shown as the run used it.
-    assert re.search(r"answer relevance 0\.\d\d \(threshold 0\.66: (passes|below)", text)
+    # The default gate profile is MiniLM's (relevance 0.63), shown as the run used it.
+    assert re.search(r"answer relevance 0\.\d\d \(threshold 0\.63: (passes|below)", text)
     assert re.search(r"judge 1 \d+ \d+", text) and re.search(r"scorer \d+ \d+ \d+", text)
     assert "Recorded errors (0)" in text
     # What a fact-checker audits: the evidence's words, the deciding reasoning, the settings.
@@ -371,7 +371,7 @@ def test_page_shows_the_gate_profiles_thresholds_when_none_is_set() -> None:
         "relevance_threshold": -1.0,
     }
     shown = gate_in_force(run)
-    assert (shown["faithfulness_threshold"], shown["relevance_threshold"]) == (0.7, 0.66)
+    assert (shown["faithfulness_threshold"], shown["relevance_threshold"]) == (0.7, 0.63)
     paper = gate_in_force({**run, "gate_profile": "paper", "relevance_threshold": 0.75})
     assert (paper["faithfulness_threshold"], paper["relevance_threshold"]) == (0.7, 0.75)
     assert gate_in_force({"confidence_threshold": 0.5}) == {"confidence_threshold": 0.5}

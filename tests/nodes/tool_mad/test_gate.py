@@ -29,7 +29,7 @@ from tests.fakes import ragas_rules
 
 CLAIM = "The Bermuda Triangle is in the Himalayas."
 # Written back from a refutation, this question sits at cosine 0.77 from the false claim under
-# MiniLM: between the MiniLM profile's 0.66 and the paper's 0.8.
+# MiniLM: between the MiniLM profile's 0.63 and the paper's 0.8.
 QUESTION = "Where is the Bermuda Triangle?"
 ARGUE = "Decide whether the claim holds"
 JUDGE = "You are the judge"
