@@ -12,7 +12,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from factdebate.nodes.tool_mad.gate import gate_thresholds
+from factdebate.nodes.tool_mad.gate import below, gate_thresholds
 from factdebate.prompts.labels import LABEL_SPELLINGS, spelling_key
 from factdebate.tools.core.files import OutputTargetError, check_target, write_atomic
 from factdebate.tools.core.secrets import redact
@@ -185,6 +185,10 @@ def score_view(
     view["shown"] = f"{shown:.2f}"
     view["raw"] = f"{float(value):.2f}" if shown != float(value) else None
     view["passes"] = None if bound is None else float(value) >= bound
+    if bound is not None:
+        view["bound_shown"] = f"{bound:.2f}"
+        if not view["passes"] and shown < bound:  # "0.66 (threshold 0.66: below)" is false
+            view["shown"], view["bound_shown"] = below(shown, bound)
     return view
 
 

@@ -79,3 +79,15 @@ def gate_thresholds(
         relevance=relevance if relevance >= 0 else chosen.relevance,
         source=f"{chosen.name}, overridden" if custom else chosen.name,
     )
+
+
+def below(value: float, threshold: float) -> tuple[str, str]:
+    """``value`` and ``threshold`` printed with the fewest places (2 to 6) that keep them apart.
+
+    At two places 0.657 reads 0.66, and "0.66 is below 0.66" is false as printed.
+    """
+    for places in range(2, 7):
+        shown, bound = f"{value:.{places}f}", f"{threshold:.{places}f}"
+        if float(shown) < float(bound):
+            return shown, bound
+    return repr(value), repr(threshold)

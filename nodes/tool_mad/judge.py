@@ -12,6 +12,7 @@ from factdebate.nodes.evidence_block import QUERY_CHARS, quote_answer, render_ev
 from factdebate.nodes.labelled import ask_label, without_label
 from factdebate.nodes.state import Turn, decided
 from factdebate.nodes.tool_mad.context import ToolMADContext
+from factdebate.nodes.tool_mad.gate import below
 from factdebate.nodes.tool_mad.rounds import DEBATERS
 from factdebate.nodes.tool_mad.state import ToolMADState
 from factdebate.prompts import tool_mad as prompts
@@ -99,18 +100,6 @@ def score_problems(turn: Turn, ctx: ToolMADContext) -> list[str]:
             shown, bound = below(value, threshold)
             problems.append(f"{agent}'s {name} {shown} is below {bound}")
     return problems
-
-
-def below(value: float, threshold: float) -> tuple[str, str]:
-    """``value`` and ``threshold`` printed with the fewest places (2 to 6) that keep them apart.
-
-    At two places 0.657 reads 0.66, and "0.66 is below 0.66" is false as printed.
-    """
-    for places in range(2, 7):
-        shown, bound = f"{value:.{places}f}", f"{threshold:.{places}f}"
-        if float(shown) < float(bound):
-            return shown, bound
-    return repr(value), repr(threshold)
 
 
 def last_round(

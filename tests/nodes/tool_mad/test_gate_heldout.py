@@ -11,7 +11,8 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 
 from factdebate.bench.calibration import Agreement, RunRecord, effect, held_out, propose
 from factdebate.nodes.tool_mad.context import ToolMADContext
-from factdebate.nodes.tool_mad.judge import below, score_problems
+from factdebate.nodes.tool_mad.gate import below
+from factdebate.nodes.tool_mad.judge import score_problems
 from factdebate.prompts import tool_mad as prompts
 from factdebate.tools.models.llm import CallSite
 from factdebate.tools.models.providers import resolve_model
@@ -128,3 +129,11 @@ def test_the_cost_table_says_where_one_call_brought_several_samples() -> None:
     assert "samples" not in cost["per_role"]["debater"]  # one answer per call: nothing to say
     (line,) = _samples_lines(cost)
     assert line.startswith("scorer: 1 calls brought 3 answers")
+
+
+def test_the_debate_page_never_shows_a_score_below_an_equal_threshold() -> None:
+    from factdebate.pages.debate import score_view
+
+    view = score_view("answer relevance", 0.657, 0.66)
+    assert (view["shown"], view["bound_shown"], view["passes"]) == ("0.657", "0.660", False)
+    assert score_view("answer relevance", 0.9, 0.66)["bound_shown"] == "0.66"
