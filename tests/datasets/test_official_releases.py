@@ -314,7 +314,8 @@ def test_faviq_sets_and_bad_line(tmp_path: Path) -> None:
     assert a.items[0].evidence == [] and a.items[1].evidence[0]["text"] == "Passage 1."
     assert Counter(i.label for i in r.items) == {SUPPORTS: 3, REFUTES: 3}
     assert str(a.issues[0]).endswith(
-        "faviq_a_set/dev.jsonl:7: invalid JSON: Expecting property name enclosed in double quotes at column 2"
+        "faviq_a_set/dev.jsonl:7: invalid JSON: "
+        "Expecting property name enclosed in double quotes at column 2"
     )
     with pytest.raises(DatasetError, match="subset must be 'a' or 'r'"):
         ds.load_faviq(root / "faviq", subset="x")

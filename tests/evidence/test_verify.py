@@ -25,6 +25,7 @@ def rules() -> list[Any]:
         ("Decide whether the claim holds", "The document places it in Paris.\n**SUPPORTS**"),
     ]
 
+
 runner = CliRunner()
 
 
