@@ -324,3 +324,20 @@ def test_a_server_client_cannot_change_the_cache(monkeypatch: pytest.MonkeyPatch
     assert server_side(search_cache_ttl_s=0).search_cache_ttl_s == 600  # the default: the same
     with pytest.raises(SettingsError, match="operator sets it"):
         server_side(search_cache_ttl_s=5)
+
+
+def test_the_offline_stand_in_is_not_counted_as_a_web_search() -> None:
+    class Offline:
+        name = "bm25"
+
+        def search(self, query: str, k: int) -> list[Evidence]:
+            return [doc("o1", f"About {query}.")]
+
+    class Web(Offline):
+        name = "tavily"
+
+    with tallying() as tally:
+        cached_search(Offline(), "eiffel tower", 1, ttl_s=0, max_mb=1)
+        assert tally.summary()["live_calls"] == 0  # no paid call, no "web searches" line
+        cached_search(Web(), "eiffel tower", 1, ttl_s=0, max_mb=1)
+        assert tally.summary()["live_calls"] == 1

@@ -281,7 +281,8 @@ def cached_search(
     not None) are cached, and only with ``ttl_s > 0``. A
     cache that cannot be read or written (a damaged file, a full disk, a lock held too long)
     is logged once and the search goes live: the cache saves money, it never stops a run.
-    Failed searches are not stored. Every search is counted in the block's ``tallying()``.
+    Failed searches are not stored. Every web search is counted in the block's ``tallying()``
+    (the offline stand-in is not).
 
     Returns:
         The documents, and ``hit`` (no call made), ``miss`` (called and stored) or ``off``.
@@ -290,7 +291,8 @@ def cached_search(
     own = getattr(backend, "cache_options", lambda: None)()
     if ttl_s <= 0 or name not in CACHED_BACKENDS or own is None:
         docs = backend.search(query, k)
-        _note("off")
+        if name in CACHED_BACKENDS:  # the offline stand-in is neither paid nor a web search
+            _note("off")
         return docs, "off"
     opts = {**(options or {}), **own}
     cache = SearchCache(cache_path(), ttl_s, int(max_mb * 1024 * 1024))
