@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,22 +36,24 @@ def queue_checkpoint(out_dir: Path) -> str:
     return f"sqlite:{Path(out_dir) / QUEUE_DB}"
 
 
-def review_invoker(graph: Any, checkpoint: str, run_key: str) -> Invoker:
-    """Run bench items durably (one thread each) so each one stops at its review step."""
-    inner = durable_invoker(graph, checkpoint, run_key)
+def _pending(inner: Invoker, where: Callable[[str], dict[str, Any]]) -> Invoker:
+    """``inner`` marking each item that paused as awaiting review, ``where(item)`` it waits."""
 
     async def invoke(payload: dict[str, Any], context: Any, item_id: str) -> dict[str, Any]:
         out = await inner(payload, context, item_id)
         if out.pop("__interrupt__", None):
-            out["review"] = {
-                "status": PENDING,
-                "proposed": out.get("verdict"),
-                "thread": thread_of(run_key, item_id),
-                "checkpoint": checkpoint,
-            }
+            out["review"] = {"status": PENDING, "proposed": out.get("verdict"), **where(item_id)}
         return out
 
     return invoke
+
+
+def review_invoker(graph: Any, checkpoint: str, run_key: str) -> Invoker:
+    """Run bench items durably (one thread each) so each one stops at its review step."""
+    return _pending(
+        durable_invoker(graph, checkpoint, run_key),
+        lambda item: {"thread": thread_of(run_key, item), "checkpoint": checkpoint},
+    )
 
 
 def server_review_invoker(inner: Invoker, url: str, run_id: str) -> Invoker:
@@ -59,19 +62,7 @@ def server_review_invoker(inner: Invoker, url: str, run_id: str) -> Invoker:
     The item's thread stays on the server; ``factdebate review --server URL --run ID``
     decides it there (a row keeps the server and the run id it waits under).
     """
-
-    async def invoke(payload: dict[str, Any], context: Any, item_id: str) -> dict[str, Any]:
-        out = await inner(payload, context, item_id)
-        if out.pop("__interrupt__", None):
-            out["review"] = {
-                "status": PENDING,
-                "proposed": out.get("verdict"),
-                "server": url,
-                "run": run_id,
-            }
-        return out
-
-    return invoke
+    return _pending(inner, lambda item: {"server": url, "run": run_id})
 
 
 def sync_server_queue(out_dir: Path) -> tuple[int, int, str]:
