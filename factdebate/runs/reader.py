@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
 
@@ -310,19 +310,27 @@ def _json(path: Path, limit: int, what: str) -> Any:
         raise RunReadError(f"{what} {path}: not JSON ({json_problem(exc)})") from None
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
+def _checked(path: Path, model: type[M], limit: int, what: str, missing: str) -> M:
+    """The JSON file at ``path`` as ``model``; a missing file says ``missing``."""
+    if not path.exists():
+        raise RunNotFoundError(missing)
+    try:
+        return model.model_validate(_json(path, limit, what))
+    except ValidationError as exc:
+        raise RunReadError(f"{what} {path}: {_why(exc)}") from None
+
+
 def read_run_info(folder: Path | str) -> RunInfo:
     """The run's run.json, checked.
 
     Raises:
         RunNotFoundError: no run.json. RunReadError: not JSON, or a field out of bounds.
     """
-    path = Path(folder) / RUN_FILE
-    if not path.exists():
-        raise RunNotFoundError(f"no {RUN_FILE} in {folder}: not a bench run folder")
-    try:
-        return RunInfo.model_validate(_json(path, MAX_RUN_BYTES, "run file"))
-    except ValidationError as exc:
-        raise RunReadError(f"run file {path}: {_why(exc)}") from None
+    missing = f"no {RUN_FILE} in {folder}: not a bench run folder"
+    return _checked(Path(folder) / RUN_FILE, RunInfo, MAX_RUN_BYTES, "run file", missing)
 
 
 def read_metrics(folder: Path | str) -> RunMetrics:
@@ -332,13 +340,9 @@ def read_metrics(folder: Path | str) -> RunMetrics:
         RunNotFoundError: no metrics.json. RunReadError: not JSON, not an object, a field
             missing (``cost``, ``n``, the headline score) or out of bounds.
     """
+    missing = f"no {METRICS_FILE} in {folder}: run the benchmark first"
     path = Path(folder) / METRICS_FILE
-    if not path.exists():
-        raise RunNotFoundError(f"no {METRICS_FILE} in {folder}: run the benchmark first")
-    try:
-        return RunMetrics.model_validate(_json(path, MAX_METRICS_BYTES, "metrics file"))
-    except ValidationError as exc:
-        raise RunReadError(f"metrics file {path}: {_why(exc)}") from None
+    return _checked(path, RunMetrics, MAX_METRICS_BYTES, "metrics file", missing)
 
 
 def read_result_rows(path: Path | str, task: str | None = None) -> RowsRead:
