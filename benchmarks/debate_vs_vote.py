@@ -1,8 +1,9 @@
 """The debate-vs-vote suite on the 12 recorded Tool-MAD debates, replayed through the fake provider.
 
-Runs ``factdebate.bench.suite`` as ``bench --suite debate-vs-vote`` does, on a fever-mini-shaped
-dataset of the 12 recorded FEVER claims (../shared/recorded/tool-mad-2026-11-27.jsonl), with
-every model call answered by the OpenAI-compatible fake provider of the test suite:
+Runs ``factdebate.bench.running.suite_runs`` as ``bench --suite debate-vs-vote`` does, on a
+fever-mini-shaped dataset of the 12 recorded FEVER claims
+(../shared/recorded/tool-mad-2026-11-27.jsonl), with every model call answered by the
+OpenAI-compatible fake provider of the test suite:
 
 - Tool-MAD gets the recorded answer of each of its turns (tests/nodes/tool_mad/debates.py), and
   its retrieval tools the documents the recorded debater saw;
@@ -34,10 +35,11 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import run_main  # noqa: E402
-from factdebate.bench.matching import match_k  # noqa: E402
-from factdebate.bench.prices import DEFAULT_PRICES, load_prices  # noqa: E402
-from factdebate.bench.runner import run_bench  # noqa: E402
-from factdebate.bench.suite import SuitePlan, run_suite, write_comparison  # noqa: E402
+from factdebate.bench.judging.prices import DEFAULT_PRICES, load_prices  # noqa: E402
+from factdebate.bench.judging.suite import SuitePlan, write_comparison  # noqa: E402
+from factdebate.bench.running.matched import match_k  # noqa: E402
+from factdebate.bench.running.runner import run_bench  # noqa: E402
+from factdebate.bench.running.suite_runs import run_suite  # noqa: E402
 from factdebate.tools import dispatch  # noqa: E402
 from tests.fake_provider import fake_provider  # noqa: E402
 from tests.nodes.tool_mad.debates import (  # noqa: E402

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import run_main  # noqa: E402
 from factdebate.api import contract  # noqa: E402
-from factdebate.bench.calibration import (  # noqa: E402
+from factdebate.bench.judging.calibration import (  # noqa: E402
     effect,
     effect_table,
     held_out,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from factdebate.bench.metrics import retrieval_metrics
+from factdebate.bench.judging.metrics import retrieval_metrics
 from factdebate.datasets import load_scifact
 
 

@@ -336,7 +336,7 @@ def embedded_claim() -> list[Row]:
 
 def index_build(dataset: str) -> Row:
     """SciFact corpus indexed afresh (dense + BM25) with its retrieval recall."""
-    from factdebate.bench.retrieval import ENGINES, run_retrieval_bench
+    from factdebate.bench.running.retrieval import ENGINES, run_retrieval_bench
 
     with tempfile.TemporaryDirectory() as out_dir:
         result = run_retrieval_bench(dataset, None, None, Path(out_dir), rebuild=True)

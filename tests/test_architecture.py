@@ -64,7 +64,9 @@ def test_import_contracts_hold(capsys: pytest.CaptureFixture[str]) -> None:
         ("factdebate.nodes.common", "factdebate.cli", "layers"),
         ("factdebate.graphs.tool_mad", "factdebate.api", "layers"),
         ("factdebate.tools.models.llm", "factdebate.prompts.labels", "layers"),
-        ("factdebate.api", "factdebate.bench.runner", "layers"),
+        ("factdebate.api", "factdebate.bench.running.runner", "layers"),
+        ("factdebate.bench.judging.report", "factdebate.bench.running.runner", "bench"),
+        ("factdebate.bench.judging.stats", "factdebate.bench.running.items", "bench"),
         ("factdebate.nodes.tool_mad.judge", "factdebate.nodes.debate_cv.moderator", "rooms"),
         ("factdebate.tools.core.files", "factdebate.tools.retrieval.corpus", "tools"),
         ("factdebate.tools.retrieval.milvus", "factdebate.tools.retrieval.vectorstore", "acyclic"),
@@ -125,6 +127,14 @@ def test_modules_stay_small_and_tops_stay_few() -> None:
     for top in (ROOT / "factdebate", ROOT / "tools"):
         modules = [p.name for p in top.glob("*.py")]
         assert len(modules) <= MAX_TOP_MODULES, (top.name, modules)
+
+
+def test_bench_is_a_front_and_two_rooms() -> None:
+    """factdebate/bench/ holds its lazy front and the running and judging rooms, nothing else."""
+    bench = ROOT / "factdebate" / "bench"
+    assert sorted(p.name for p in bench.glob("*.py")) == ["__init__.py"]
+    rooms = sorted(p.name for p in bench.iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert rooms == ["judging", "running"]
 
 
 def test_graph_modules_only_wire() -> None:

@@ -12,23 +12,23 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from factdebate.bench.items import BenchItem, load_items
-    from factdebate.bench.report import compare_runs
-    from factdebate.bench.rows import load_run, load_turns, run_frame, turn_frame
-    from factdebate.bench.runner import arun_bench, run_bench
-    from factdebate.bench.scoring import read_results
+    from factdebate.bench.judging.report import compare_runs
+    from factdebate.bench.judging.rows import load_run, load_turns, run_frame, turn_frame
+    from factdebate.bench.judging.scoring import read_results
+    from factdebate.bench.running.items import BenchItem, load_items
+    from factdebate.bench.running.runner import arun_bench, run_bench
 
 _HOME = {
-    "BenchItem": "items",
-    "load_items": "items",
-    "compare_runs": "report",
-    "load_run": "rows",
-    "load_turns": "rows",
-    "run_frame": "rows",
-    "turn_frame": "rows",
-    "arun_bench": "runner",
-    "run_bench": "runner",
-    "read_results": "scoring",
+    "BenchItem": "running.items",
+    "load_items": "running.items",
+    "compare_runs": "judging.report",
+    "load_run": "judging.rows",
+    "load_turns": "judging.rows",
+    "run_frame": "judging.rows",
+    "turn_frame": "judging.rows",
+    "arun_bench": "running.runner",
+    "run_bench": "running.runner",
+    "read_results": "judging.scoring",
 }
 """The module of the package each exported name lives in."""
 

@@ -42,7 +42,7 @@ def score_answer_command(
     ] = None,
 ) -> None:
     """MAD-Fact: split a long answer into claims, let a jury check each, and score it."""
-    from factdebate.bench.long_form import ascore_answer
+    from factdebate.bench.running.long_form import ascore_answer
     from factdebate.nodes.claims import InputError, clean_claim, read_user_file
     from factdebate.nodes.mad_fact.context import MADFactContext
 
@@ -115,7 +115,7 @@ def gen_answers(
     timeout: Annotated[float, typer.Option(help="Seconds per model call.")] = 300.0,
 ) -> None:
     """Write a long answer per prompt (LongFact) for MAD-Fact to score; re-run to resume."""
-    from factdebate.bench.long_form import agen_answers
+    from factdebate.bench.running.long_form import agen_answers
     from factdebate.datasets import PROMPT_SETS, DatasetError, dataset_folder, sample
 
     try:
@@ -162,7 +162,7 @@ def score_answers(
     set_: Annotated[list[str] | None, typer.Option("--set", help=MAD_FACT_SET_HELP)] = None,
 ) -> None:
     """Score folders of long answers with MAD-Fact and compare their models (resumable)."""
-    from factdebate.bench.long_form import ascore_answers, render_factuality
+    from factdebate.bench.running.long_form import ascore_answers, render_factuality
     from factdebate.nodes.mad_fact.context import MADFactContext
 
     summaries = []

@@ -167,7 +167,7 @@ def bench(
                   estimate_any_source)  # fmt: skip
         return
     try:  # --price values hold for every report this process writes (run or compare)
-        from factdebate.bench.prices import add_prices, load_prices
+        from factdebate.bench.judging.prices import add_prices, load_prices
 
         add_prices(price or [])
         prices = load_prices()
@@ -185,7 +185,7 @@ def bench(
         except FactDebateError as exc:
             fail(str(exc))
         if html is not None:
-            from factdebate.bench.page import write_compare_page
+            from factdebate.bench.judging.page import write_compare_page
 
             save_page(
                 lambda: write_compare_page(
@@ -246,12 +246,12 @@ def bench(
         dataset, data_dir, limit, seed = _match_compute(
             match_compute, match_on, method, out_dir, context, concurrency
         )
-    from factdebate.bench.repeats import run_repeats
+    from factdebate.bench.running.repeats import run_repeats
     from factdebate.datasets import ANSWER_TASK, dataset_task
 
     try:
         if langsmith_experiment is not None:
-            from factdebate.bench.langsmith import require_api_key
+            from factdebate.bench.running.langsmith import require_api_key
 
             require_api_key()
         score = "EM" if dataset_task(dataset) == ANSWER_TASK else "acc"
@@ -281,7 +281,7 @@ def bench(
         err.print(f"note: {note}", markup=False, soft_wrap=True)
     print_markdown((out_dir / "report.md").read_text(encoding="utf-8"))
     if context.get("review"):
-        from factdebate.bench.invokers import run_id_of
+        from factdebate.bench.running.invokers import run_id_of
 
         how = str(out_dir)
         if server is not None:  # the queue is the run's threads on the server
@@ -294,7 +294,7 @@ def bench(
             f"report page: {(out_dir / 'report.html').resolve()}", markup=False, soft_wrap=True
         )
     if langsmith_experiment is not None:
-        from factdebate.bench.langsmith import push_run
+        from factdebate.bench.running.langsmith import push_run
 
         try:
             pushed = push_run(out_dir, experiment=langsmith_experiment)
@@ -323,14 +323,14 @@ def _estimate(
     ``plan`` holds what else the command would run: ``suite``, ``repeats``, ``match_on`` and
     ``match`` (a ``--match-compute`` run: its sample, at the ``k`` it gives).
     """
-    from factdebate.bench.estimate import (
+    from factdebate.bench.judging.estimate import (
         estimate_run,
         estimate_suite,
         matched_sample,
         render_estimate,
         render_suite_estimate,
     )
-    from factdebate.bench.prices import load_prices
+    from factdebate.bench.judging.prices import load_prices
     from factdebate.datasets import DATASETS
 
     try:
@@ -372,7 +372,7 @@ def _match_compute(
     concurrency: int,
 ) -> tuple[str, Path | None, int | None, int]:
     """Set ``k`` to match ``run_dir``'s compute; return its dataset, data root, limit, seed."""
-    from factdebate.bench.matching import match_k
+    from factdebate.bench.running.matched import match_k
 
     try:
         plan = match_k(method, run_dir, on, out_dir, context, concurrency)
@@ -402,7 +402,7 @@ def bench_retrieval(
     ] = False,
 ) -> None:
     """Recall@k, hit@k, MRR, build time and ms/query of every engine, as debaters call them."""
-    from factdebate.bench.retrieval import render_retrieval, run_retrieval_bench
+    from factdebate.bench.running.retrieval import render_retrieval, run_retrieval_bench
 
     try:
         result = run_retrieval_bench(

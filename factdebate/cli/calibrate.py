@@ -51,7 +51,7 @@ def calibrate_gate(
     ] = False,
 ) -> None:
     """Propose stability thresholds from the scores of right and wrong agreements (Fig. 3)."""
-    from factdebate.bench.calibration import calibrate, profile_line, report, write
+    from factdebate.bench.judging.calibration import calibrate, profile_line, report, write
 
     _refuse_other_methods(run_dirs)
     try:

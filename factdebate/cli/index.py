@@ -66,7 +66,7 @@ def index_corpus(
     lexical: Lexical = "",
 ) -> None:
     """Index a dataset's retrieval corpus (PubMed abstracts for Tool-MAD's medical setting)."""
-    from factdebate.bench.corpus import collection_name
+    from factdebate.bench.running.corpus import collection_name
     from factdebate.datasets import CATALOG, DATASETS, corpus_source, load_corpus
 
     source = corpus_source(dataset) if dataset in CATALOG else None

@@ -280,7 +280,7 @@ def is_local(model: str) -> bool:
 
 def calls_per_item(method: str) -> float | None:
     """Mean model calls of one item of ``method`` from its measured runs (None: not measured)."""
-    from factdebate.bench.estimate import measured_means
+    from factdebate.bench.judging.estimate import measured_means
 
     try:
         total = measured_means(method)["per_role"]["total"]["llm_calls"]

@@ -277,7 +277,7 @@ def review_queue(
     ] = None,
 ) -> None:
     """Walk a bench run's review queue: approve or overrule each waiting item."""
-    from factdebate.bench.review_queue import apply_decision, pending_items
+    from factdebate.bench.running.review_queue import apply_decision, pending_items
 
     if server is not None or run is not None:
         if server is None or run is None or run_dir is not None:
@@ -287,7 +287,7 @@ def review_queue(
     if run_dir is None:
         fail("give a bench run folder made with --review, or --server URL --run ID")
     try:
-        from factdebate.bench.review_queue import sync_server_queue
+        from factdebate.bench.running.review_queue import sync_server_queue
 
         updated, left, where = sync_server_queue(run_dir)
     except FactDebateError as exc:

@@ -28,15 +28,10 @@ def run_suite_command(
     concurrency, server, checkpoint, pages), the same for every member. With
     ``shared_evidence`` the members after the debate read its evidence pool.
     """
-    from factdebate.bench.matching import match_k
-    from factdebate.bench.repeats import run_repeats
-    from factdebate.bench.suite import (
-        COMPARISON_PAGE,
-        check_suite,
-        plan_suite,
-        run_suite,
-        write_comparison,
-    )
+    from factdebate.bench.judging.suite import COMPARISON_PAGE, plan_suite, write_comparison
+    from factdebate.bench.running.matched import match_k
+    from factdebate.bench.running.repeats import run_repeats
+    from factdebate.bench.running.suite_runs import check_suite, run_suite
 
     try:  # every option of every member, before any member calls a model
         plan = plan_suite(suite, method, dataset)

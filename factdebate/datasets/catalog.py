@@ -32,6 +32,7 @@ from factdebate.datasets.multi_answer import (
 )
 from factdebate.datasets.records import LABELS, THREE_WAY, DatasetError, LoadedDataset
 from factdebate.datasets.scifact import load_scifact, load_scifact_corpus
+from factdebate.graphs.registry import METHODS, MethodSpec, resolve
 from factdebate.tools.core.records import Evidence
 
 LABEL_TASK = "labels"
@@ -42,6 +43,8 @@ PROMPT_TASK = "prompts"
 """Prompts without gold, answered at length by ``factdebate gen-answers``."""
 TASKS = (LABEL_TASK, ANSWER_TASK, PROMPT_TASK)
 """Every task a dataset can be."""
+INPUT_KIND = {LABEL_TASK: "claim", ANSWER_TASK: "question"}
+"""What a method must read to run a dataset of each task (``MethodSpec.input_kind``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -248,6 +251,24 @@ def dataset(name: str) -> DatasetSpec:
 def dataset_task(name: str) -> str:
     """Return how a dataset is used: ``labels``, ``answers`` or ``prompts``."""
     return dataset(name).task
+
+
+def check_method_fits(method: str | MethodSpec, name: str) -> None:
+    """Raise DatasetError when the method takes another kind of input than the dataset holds.
+
+    Raises:
+        UnknownMethodError: no such method. DatasetError: an unknown dataset, or one whose
+            items the method cannot read.
+    """
+    spec = resolve(method)
+    task = dataset_task(name)
+    wanted = INPUT_KIND[task]
+    if spec.input_kind != wanted:
+        fitting = sorted(m for m, s in METHODS.items() if s.input_kind == wanted)
+        raise DatasetError(
+            f"{spec.name} takes {spec.input_kind}s but {name} holds {wanted}s (scored as {task}); "
+            f"use one of: {', '.join(fitting)}"
+        )
 
 
 def label_set(name: str) -> tuple[str, ...]:

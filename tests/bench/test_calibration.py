@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from factdebate.bench.calibration import (
+from factdebate.bench.judging.calibration import (
     CalibrationError,
     calibrate,
     propose_threshold,

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from factdebate.bench.page import render_compare_page
-from factdebate.bench.report import compare_runs
-from factdebate.bench.stats import MIN_DISCORDANT, paired_test
+from factdebate.bench.judging.page import render_compare_page
+from factdebate.bench.judging.report import compare_runs
+from factdebate.bench.judging.stats import MIN_DISCORDANT, paired_test
 from tests.bench.test_runner import bench as cot_run
 from tests.bench.test_runner import make_data
 
@@ -162,8 +162,8 @@ def test_comparison_states_each_runs_settings_and_a_matched_k(tmp_path: Path, sc
 
 
 def test_a_usd_plot_where_every_cost_is_0_is_not_drawn(tmp_path: Path, scripted: Scripted):
-    from factdebate.bench.pareto import pareto_view
-    from factdebate.bench.prices import Price
+    from factdebate.bench.judging.pareto import pareto_view
+    from factdebate.bench.judging.prices import Price
     from factdebate.runs.reader import read_metrics
 
     (run,) = runs(tmp_path, scripted, "SR", True)

@@ -13,7 +13,7 @@ from tests.bench.test_runner import make_data
 def test_dataset_corpus_is_indexed_only_for_methods_that_retrieve(
     tmp_path: Path, data_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from factdebate.bench.corpus import prepare_collection
+    from factdebate.bench.running.corpus import prepare_collection
     from factdebate.graphs.registry import load_method
 
     built: list[str] = []

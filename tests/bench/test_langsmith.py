@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from factdebate.bench import langsmith as langsmith_export
-from factdebate.bench.langsmith import push_run
-from factdebate.bench.scoring import RESULTS
+from factdebate.bench.judging.scoring import RESULTS
+from factdebate.bench.running import langsmith as langsmith_export
+from factdebate.bench.running.langsmith import push_run
 from factdebate.cli import app
 from factdebate.runs.folder import RUN_FILE
 
@@ -69,7 +69,7 @@ class FakeClient:
 def _row(
     id_: str, gold: Any, prediction: Any, stop: str = "consensus", **extra: Any
 ) -> dict[str, Any]:
-    # the shape factdebate.bench.runner._row writes
+    # the shape factdebate.bench.running.runner._row writes
     return {
         "id": id_,
         "gold": gold,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from factdebate.bench.long_form import ANSWERS_FILE, SCORES_FILE, SUMMARY_FILE
+from factdebate.bench.running.long_form import ANSWERS_FILE, SCORES_FILE, SUMMARY_FILE
 from factdebate.cli import app
 from tests.nodes.mad_fact.test_graph import CLAIM, CLAIM2, clerk_rule, confidence, opinion
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from factdebate import FactDebateError
 from factdebate.bench import read_results
-from factdebate.bench.matching import mean_cost, pick_k, read_target
+from factdebate.bench.judging.matching import mean_cost, pick_k, read_target
 from factdebate.cli import app
 from tests.bench.test_runner import bench as cot_run
 from tests.bench.test_runner import make_data
@@ -136,7 +136,7 @@ def test_refusals_are_one_line(tmp_path, data_home, scripted):
 
 
 def test_a_repeated_run_is_matched_over_all_its_repeats(tmp_path: Path, scripted: Any) -> None:
-    from factdebate.bench.repeats import run_repeats
+    from factdebate.bench.running.repeats import run_repeats
 
     data = make_data(tmp_path / "data", "SRN")
     name, _ = scripted([], default="Reasons.\n**SUPPORTS**")

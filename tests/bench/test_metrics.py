@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from factdebate.bench.metrics import binary_metrics, label_metrics, retrieval_metrics
+from factdebate.bench.judging.metrics import binary_metrics, label_metrics, retrieval_metrics
 
 S, R, N = "SUPPORTS", "REFUTES", "NOT ENOUGH INFO"
 

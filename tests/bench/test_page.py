@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from factdebate.bench import read_results, run_bench
-from factdebate.bench.page import (
+from factdebate.bench.judging.page import (
     AUTO_PAGES,
     item_page,
     item_rows,
@@ -21,7 +21,7 @@ from factdebate.bench.page import (
     render_compare_page,
     run_plots,
 )
-from factdebate.bench.report import compute_metrics, majority_baseline, render_report
+from factdebate.bench.judging.report import compute_metrics, majority_baseline, render_report
 from factdebate.cli import app
 from tests.bench.test_runner import bench, make_data
 from tests.chromium import keep_screenshot, opener, visible
@@ -164,7 +164,7 @@ def test_plots_share_one_size_and_counts_are_whole_numbers(tmp_path: Path, scrip
 def test_plot_axes_count_in_whole_numbers_and_scores_in_percent(
     tmp_path: Path, scripted, monkeypatch
 ):
-    import factdebate.bench.page as bench_page
+    import factdebate.bench.judging.page as bench_page
 
     run = rag_cot_bench(tmp_path, scripted)
     figures: dict[str, Any] = {}

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from factdebate.bench.report import write_summary
+from factdebate.bench.judging.report import write_summary
 from factdebate.cli import app
 from tests.chromium import keep_screenshot, opener, visible
 

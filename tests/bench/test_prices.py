@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from factdebate.bench.pareto import pareto_front, pareto_rows, score_of, wilson
-from factdebate.bench.prices import (
+from factdebate.bench.judging.pareto import pareto_front, pareto_rows, score_of, wilson
+from factdebate.bench.judging.prices import (
     DEFAULT_PRICES,
     MAX_PRICES_BYTES,
     PRICES_ENV,
@@ -22,7 +22,7 @@ from factdebate.bench.prices import (
     run_usd,
     usd_cost,
 )
-from factdebate.bench.report import compare_runs, render_report
+from factdebate.bench.judging.report import compare_runs, render_report
 from factdebate.tools.core.errors import SettingsError
 
 PRICES = {"p:cheap": Price(1.0, 2.0), "p:dear": Price(10.0, 20.0)}

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from factdebate.bench.page import write_compare_page
-from factdebate.bench.report import compare_runs
+from factdebate.bench.judging.page import write_compare_page
+from factdebate.bench.judging.report import compare_runs
 from factdebate.tools.models.providers import register_model
 from tests.bench.test_runner import bench, make_data
 from tests.fakes import ScriptedChatModel
@@ -53,7 +53,7 @@ def test_run_outputs_name_the_resolved_models(
 
 def test_commit_is_none_without_git(monkeypatch: pytest.MonkeyPatch) -> None:
     """No git on the machine: the commit is unknown and the run goes on."""
-    from factdebate.bench import provenance
+    from factdebate.bench.judging import provenance
 
     def no_git(*args: object, **kwargs: object) -> None:
         raise FileNotFoundError("git")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from factdebate.bench.report import compare_runs, compute_metrics
+from factdebate.bench.judging.report import compare_runs, compute_metrics
 
 
 def test_compute_metrics_on_hand_values() -> None:
@@ -82,7 +82,7 @@ def test_compare_refuses_label_and_answer_runs_together(tmp_path: Path) -> None:
 
 def test_report_says_which_classes_macro_f1_averages(tmp_path: Path) -> None:
     """A three-label run whose items hold two labels: both macro-F1s, each with its classes."""
-    from factdebate.bench.report import render_report
+    from factdebate.bench.judging.report import render_report
 
     rows = [
         {"id": str(i), "gold": g, "prediction": p, "stop_reason": "consensus", "rounds": 1}
@@ -97,7 +97,7 @@ def test_report_says_which_classes_macro_f1_averages(tmp_path: Path) -> None:
         "INFO); a label neither in gold nor predicted scores 0. Over the 2 labels in gold or "
         "predictions (SUPPORTS, REFUTES) it is 33.3." in report
     )
-    from factdebate.bench.page import render_bench_page
+    from factdebate.bench.judging.page import render_bench_page
 
     metrics |= {"run": {"method": "cot", "dataset": "x", "context": {}}, "task": "labels"}
     page = render_bench_page(tmp_path, metrics, rows)

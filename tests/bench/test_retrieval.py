@@ -10,7 +10,7 @@ from tests.conftest import data_or_skip
 def test_retrieval_bench_scores_every_engine_and_drops_the_milvus_copy(
     data_home: Path, tmp_path: Path
 ) -> None:
-    from factdebate.bench.retrieval import ENGINES, NATIVE, run_retrieval_bench
+    from factdebate.bench.running.retrieval import ENGINES, NATIVE, run_retrieval_bench
     from factdebate.tools.retrieval.milvus import locked_client
 
     out = data_or_skip(

@@ -22,7 +22,7 @@ def test_bench_review_queue(tmp_path: Path, scripted) -> None:
     import json
 
     from factdebate.bench import read_results
-    from factdebate.bench.review_queue import apply_decision, pending_items
+    from factdebate.bench.running.review_queue import apply_decision, pending_items
 
     run, model = review_bench(tmp_path, scripted)
     rows = read_results(run / "results.jsonl")

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from factdebate.bench.scoring import read_results, repair_results
+from factdebate.bench.judging.scoring import read_results
+from factdebate.bench.running.results import repair_results
 from factdebate.runs.reader import (
     RunReadError,
     read_metrics,
@@ -149,7 +150,7 @@ def test_a_fifo_is_refused_before_it_is_opened(tmp_path: Path, monkeypatch) -> N
     raised = within(10, lambda: read_bounded(Path("/dev/zero"), 100, "table"))
     assert isinstance(raised, SettingsError) and "not a regular file" in str(raised)
     monkeypatch.setenv("FACTDEBATE_PRICES", str(fifo))
-    from factdebate.bench.prices import load_prices
+    from factdebate.bench.judging.prices import load_prices
 
     raised = within(10, load_prices)
     assert isinstance(raised, SettingsError) and str(fifo) in str(raised)
@@ -164,7 +165,7 @@ def test_a_fifo_is_refused_before_it_is_opened(tmp_path: Path, monkeypatch) -> N
 
 
 def test_plot_text_is_literal() -> None:
-    from factdebate.bench.report import literal_text
+    from factdebate.bench.judging.report import literal_text
 
     @literal_text
     def draw(name: str) -> bool:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from factdebate.bench import provenance
+from factdebate.bench.judging import provenance
 from factdebate.settings import context_class
 from tests.bench.test_runner import bench, make_data
 from tests.fakes import ScriptedChatModel

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from factdebate.bench import read_results, run_bench
-from factdebate.bench.report import compare_runs
-from factdebate.bench.scoring import repair_results
+from factdebate.bench.judging.report import compare_runs
+from factdebate.bench.running.results import repair_results
 from factdebate.tools.models.providers import register_model
 from tests.conftest import REPO, data_or_skip
 from tests.fakes import ScriptedChatModel

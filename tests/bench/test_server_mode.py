@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from factdebate.bench import arun_bench, read_results
-from factdebate.bench.invokers import ServerError
+from factdebate.bench.running.invokers import ServerError
 from tests.bench.test_runner import make_data
 from tests.conftest import REPO
 from tests.langgraph_server import LanggraphDev

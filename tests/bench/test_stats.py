@@ -14,11 +14,10 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from factdebate.bench import load_run
-from factdebate.bench.metrics import label_metrics
-from factdebate.bench.page import render_compare_page
-from factdebate.bench.repeats import run_repeats
-from factdebate.bench.report import compare_runs
-from factdebate.bench.stats import (
+from factdebate.bench.judging.metrics import label_metrics
+from factdebate.bench.judging.page import render_compare_page
+from factdebate.bench.judging.report import compare_runs
+from factdebate.bench.judging.stats import (
     accuracy_interval,
     macro_f1_interval,
     mcnemar_exact,
@@ -26,6 +25,7 @@ from factdebate.bench.stats import (
     paired_bootstrap,
     paired_test,
 )
+from factdebate.bench.running.repeats import run_repeats
 from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.models.providers import register_model
 from tests.bench.test_runner import make_data

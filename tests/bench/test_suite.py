@@ -9,17 +9,17 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from factdebate.bench.matching import match_k
-from factdebate.bench.runner import run_bench
-from factdebate.bench.suite import (
+from factdebate.bench.judging.suite import (
     COMPARISON,
     COMPARISON_PAGE,
     SuitePlan,
     check_shared_settings,
     plan_suite,
-    run_suite,
     write_comparison,
 )
+from factdebate.bench.running.matched import match_k
+from factdebate.bench.running.runner import run_bench
+from factdebate.bench.running.suite_runs import run_suite
 from factdebate.cli import app
 from factdebate.datasets import DatasetError
 from factdebate.tools.core.errors import SettingsError

@@ -197,7 +197,7 @@ def test_the_forecast_uses_measured_calls_and_this_machines_pace(
 
 
 def test_a_repeats_line_counts_the_whole_run(tmp_path: Path, data_home, scripted) -> None:
-    from factdebate.bench.scoring import llm_calls, read_results
+    from factdebate.bench.judging.scoring import llm_calls, read_results
     from factdebate.datasets import datasets_root
 
     if not (datasets_root("fever") / "fever").exists():

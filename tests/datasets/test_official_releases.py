@@ -531,7 +531,7 @@ def test_pubmed_corpus_leaves_out_the_conclusion(tmp_path: Path) -> None:
 def test_medqa_retrieves_from_the_pubmed_index(
     tmp_path: Path, data_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from factdebate.bench.corpus import prepare_collection
+    from factdebate.bench.running.corpus import prepare_collection
     from factdebate.graphs.registry import load_method
 
     built: list[tuple[str, list[str]]] = []

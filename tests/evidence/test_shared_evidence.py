@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from factdebate.bench import run_bench
-from factdebate.bench.suite import SuitePlan, check_suite, run_suite, write_comparison
+from factdebate.bench.judging.suite import SuitePlan, write_comparison
+from factdebate.bench.running.suite_runs import check_suite, run_suite
 from factdebate.evidence import open_snapshot
 from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.core.records import Evidence

@@ -15,7 +15,7 @@ import tests.nodes.mad_fact.test_graph as mf
 import tests.nodes.madam_rag.test_graph as madam
 import tests.nodes.tool_mad.test_graph as tm
 from factdebate.api import averify
-from factdebate.bench.long_form import ascore_answer
+from factdebate.bench.running.long_form import ascore_answer
 from factdebate.cli import app
 from factdebate.pages.debate import prose, reasoning, render_debate_page, stop_reason_words
 from factdebate.tools import dispatch

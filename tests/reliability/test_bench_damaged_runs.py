@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from factdebate.bench import compare_runs, load_run, run_frame
-from factdebate.bench.page import write_compare_page
+from factdebate.bench.judging.page import write_compare_page
 from factdebate.cli import app
 from factdebate.runs.reader import RunReadError
 from tests.bench.test_calibration import RIGHT_RELEVANCE, WRONG_RELEVANCE, item, write_run

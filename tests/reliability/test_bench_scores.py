@@ -105,7 +105,7 @@ def test_items_whose_model_calls_all_failed_count_as_failed_not_unparsed(
 
 @pytest.mark.usefixtures("data_home")
 def test_failed_unparsed_and_budget_rows_are_told_apart() -> None:
-    from factdebate.bench.report import compute_metrics
+    from factdebate.bench.judging.report import compute_metrics
 
     def row(pred: str | None, stop: str, *kinds: str) -> dict[str, Any]:
         errors = [{"kind": kind} for kind in kinds]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from factdebate.bench.report import compute_metrics, render_report
+from factdebate.bench.judging.report import compute_metrics, render_report
 from factdebate.graphs.jury import graph as jury_graph
 from factdebate.graphs.madam_rag import graph as madam_graph
 from factdebate.graphs.registry import load_method
@@ -139,7 +139,7 @@ async def test_mad_fact_budget_bounds_the_whole_answer(scripted, fake_tools):
     """30 claims x 6 jurors share one budget: claims left when it runs out stay unchecked."""
     import json
 
-    from factdebate.bench.long_form import ascore_answer
+    from factdebate.bench.running.long_form import ascore_answer
 
     claims = [f"Claim number {i} is a fact." for i in range(30)]
     name, model = scripted(

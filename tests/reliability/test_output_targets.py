@@ -153,7 +153,7 @@ from pathlib import Path
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
 limit = int(sys.argv[2])
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-from factdebate.bench.scoring import repair_results
+from factdebate.bench.running.results import repair_results
 try:
     repair_results(Path(sys.argv[1]))
 except OSError as exc:

@@ -26,7 +26,7 @@ def _ids(run: Path) -> list[str]:
 
 
 def test_review_refuses_while_a_bench_still_writes_the_rows(review_run: Path):
-    from factdebate.bench.review_queue import apply_decision, pending_items
+    from factdebate.bench.running.review_queue import apply_decision, pending_items
     from factdebate.runs.folder import RowsBusyError, append_rows
 
     results = review_run / "results.jsonl"
@@ -47,7 +47,7 @@ def test_review_refuses_while_a_bench_still_writes_the_rows(review_run: Path):
     ids=["truncated-last-line", "malformed-line", "row-without-id"],
 )
 def test_review_keeps_a_line_it_cannot_read(review_run: Path, bad: str):
-    from factdebate.bench.review_queue import QueueError, apply_decision
+    from factdebate.bench.running.review_queue import QueueError, apply_decision
 
     results = review_run / "results.jsonl"
     first = _ids(review_run)[0]

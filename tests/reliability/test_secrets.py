@@ -285,7 +285,7 @@ def test_verify_shows_no_key_from_a_model_url(tmp_path: Path) -> None:
 def test_gen_answers_writes_no_key_from_a_model_url(tmp_path: Path) -> None:
     import asyncio
 
-    from factdebate.bench.long_form import agen_answers
+    from factdebate.bench.running.long_form import agen_answers
     from factdebate.datasets import PromptItem
     from tests.fake_provider import fake_provider
 

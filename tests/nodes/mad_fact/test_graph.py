@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from factdebate.api import CONTRACT_KEYS
-from factdebate.bench.long_form import aevaluate_checker, ascore_answer
+from factdebate.bench.running.long_form import aevaluate_checker, ascore_answer
 from factdebate.datasets import AtomicClaimItem
 from factdebate.graphs.jury import graph as jury_graph
 from factdebate.graphs.mad_fact import graph

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from factdebate.bench.long_form import ascore_answer
+from factdebate.bench.running.long_form import ascore_answer
 from factdebate.graphs.jury import graph as jury_graph
 from factdebate.nodes.mad_fact.clerk import split_parts
 from factdebate.nodes.mad_fact.context import MADFactContext

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from factdebate.bench.metrics import failed_item
-from factdebate.bench.report import run_summary
+from factdebate.bench.judging.metrics import failed_item
+from factdebate.bench.judging.report import run_summary
 from factdebate.graphs.registry import load_method
 from factdebate.nodes.self_consistency.vote import MAX_FAILED_SHARE, mostly_failed
 

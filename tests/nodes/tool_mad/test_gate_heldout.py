@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 
-from factdebate.bench.calibration import Agreement, RunRecord, effect, held_out, propose
+from factdebate.bench.judging.calibration import Agreement, RunRecord, effect, held_out, propose
 from factdebate.nodes.tool_mad.context import ToolMADContext
 from factdebate.nodes.tool_mad.gate import below
 from factdebate.nodes.tool_mad.judge import score_problems
@@ -119,7 +119,7 @@ def test_the_recorded_checker_judged_statements_of_silence_as_the_note_says() ->
 
 
 def test_the_cost_table_says_where_one_call_brought_several_samples() -> None:
-    from factdebate.bench.report import _samples_lines, cost_summary
+    from factdebate.bench.judging.report import _samples_lines, cost_summary
 
     one = {"llm_calls": 1, "input_tokens": 10, "output_tokens": 5}
     several = {**one, "samples": 3}

@@ -11,11 +11,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from factdebate.bench.comparing import pair_tests, paired_support, support_lines
-from factdebate.bench.pareto import pareto_view
-from factdebate.bench.prices import Price, load_prices
-from factdebate.bench.provenance import provenance_rows
-from factdebate.bench.report import PLOT_DPI, PLOT_SIZE, interval_rows, literal_text
+from factdebate.bench.judging.comparing import pair_tests, paired_support, support_lines
+from factdebate.bench.judging.pareto import pareto_view
+from factdebate.bench.judging.prices import Price, load_prices
+from factdebate.bench.judging.provenance import provenance_rows
+from factdebate.bench.judging.report import PLOT_DPI, PLOT_SIZE, interval_rows, literal_text
 from factdebate.datasets import ANSWER_TASK
 from factdebate.pages.debate import environment, write_debate_page, write_page
 from factdebate.runs.folder import RunFolderError
@@ -350,7 +350,7 @@ def render_compare_page(
         FileNotFoundError: a directory without metrics.json.
         ValueError: label runs mixed with answer runs, a damaged run file, damaged rows.
     """
-    from factdebate.bench.rows import check_rows
+    from factdebate.bench.judging.rows import check_rows
 
     runs: list[dict[str, Any]] = []
     skipped = check_rows(dirs, skip_bad_rows)

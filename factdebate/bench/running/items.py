@@ -11,7 +11,6 @@ from typing import Any
 from factdebate.datasets import (
     ANSWER_TASK,
     CATALOG,
-    LABEL_TASK,
     REFUTES,
     SUPPORTS,
     AtomicClaimItem,
@@ -20,15 +19,11 @@ from factdebate.datasets import (
     QAItem,
     dataset,
     dataset_folder,
-    dataset_task,
     datasets_root,
     sample,
 )
-from factdebate.graphs.registry import METHODS, MethodSpec, resolve
 from factdebate.tools.core.records import Evidence
 
-INPUT_KIND = {LABEL_TASK: "claim", ANSWER_TASK: "question"}
-"""What a method must read to run a dataset of each task (``MethodSpec.input_kind``)."""
 TEXT_KEYS = ("claim", "question")
 """Always sent to the graph; other input keys only when its input schema takes them."""
 
@@ -58,24 +53,6 @@ class BenchItem:
     def graph_input(self, accepted: set[str]) -> dict[str, Any]:
         """The input for a graph whose input schema takes ``accepted`` keys."""
         return {k: v for k, v in self.inputs.items() if k in TEXT_KEYS or k in accepted}
-
-
-def check_method_fits(method: str | MethodSpec, name: str) -> None:
-    """Raise DatasetError when the method takes another kind of input than the dataset holds.
-
-    Raises:
-        UnknownMethodError: no such method. DatasetError: an unknown dataset, or one whose
-            items the method cannot read.
-    """
-    spec = resolve(method)
-    task = dataset_task(name)
-    wanted = INPUT_KIND[task]
-    if spec.input_kind != wanted:
-        fitting = sorted(m for m, s in METHODS.items() if s.input_kind == wanted)
-        raise DatasetError(
-            f"{spec.name} takes {spec.input_kind}s but {name} holds {wanted}s (scored as {task}); "
-            f"use one of: {', '.join(fitting)}"
-        )
 
 
 def _claim(id_: str, claim: str, gold: str, evidence: list[Evidence]) -> BenchItem:

@@ -13,19 +13,19 @@ seed, data folder; ``results.jsonl``: each row's ``cost.total``), takes its mean
 Items whose run raised (``stop_reason`` ``error``: no cost recorded) are left out of both
 means. The baseline then runs on the same sample; ``match.json`` in its folder records how
 ``k`` was chosen. The run readers load on first use, so the module is light to import
-(``bench --estimate`` picks a suite's ``k`` with ``pick_k``).
+(``bench --estimate`` picks a suite's ``k`` with ``pick_k``). The sample check, the pilot
+and ``match_k`` run in ``running.matched``.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from factdebate.bench.items import data_identity, load_items
-from factdebate.datasets import CATALOG, DatasetError
+from factdebate.datasets import CATALOG
 from factdebate.graphs.registry import METHODS, resolve
 from factdebate.nodes.self_consistency.context import MAX_K
 from factdebate.runs.reader import RESULTS_FILE as RESULTS
@@ -81,7 +81,7 @@ def mean_cost(rows: list[dict[str, Any]]) -> tuple[int, float, float]:
 
     The rows are the run reader's (``load_run``): their counts are checked whole numbers >= 0.
     """
-    from factdebate.bench.scoring import FAILED, llm_calls, tokens
+    from factdebate.bench.judging.scoring import FAILED, llm_calls, tokens
 
     kept = [r for r in rows if r.get("stop_reason") != FAILED]
     if not kept:
@@ -109,7 +109,7 @@ def read_target(run_dir: Path) -> MatchTarget:
         SettingsError: no run there, a damaged run.json or row (the run reader's refusal,
             the folder left as it is), no data folder recorded, or no item with a cost.
     """
-    from factdebate.bench.rows import load_run, repeat_folders
+    from factdebate.bench.judging.rows import load_run, repeat_folders
 
     folder = Path(run_dir)
     repeats = repeat_folders(folder)
@@ -140,24 +140,6 @@ def read_target(run_dir: Path) -> MatchTarget:
     )
 
 
-def check_same_sample(target: MatchTarget) -> None:
-    """Refuse when the run's data changed since: the baseline would run on other items.
-
-    Raises:
-        SettingsError: the dataset cannot be loaded or its sampled items differ.
-    """
-    root = Path(target.data_dir) if target.data_dir else None
-    try:
-        items, _ = load_items(target.dataset, root, target.limit, target.seed)
-    except DatasetError as exc:
-        raise SettingsError(f"--match-compute {target.run_dir}: {exc}") from None
-    if data_identity(target.dataset, root, items)["items_sha256"] != target.items_sha256:
-        raise SettingsError(
-            f"--match-compute {target.run_dir}: the items of {target.dataset} under "
-            f"{target.data_dir} changed since that run, so it is not the same sample"
-        )
-
-
 def check_method(method: str) -> None:
     """Refuse a method without ``k`` (only the self-consistency family has one).
 
@@ -171,88 +153,6 @@ def check_method(method: str) -> None:
         )
 
 
-def tokens_per_sample(
-    method: str, target: MatchTarget, out_dir: Path, context: dict[str, Any], concurrency: int
-) -> float:
-    """Measure one sample's mean tokens: a ``k = 1`` pilot in ``out_dir/pilot``."""
-    from factdebate.bench.rows import load_run
-    from factdebate.bench.runner import run_bench
-
-    pilot = Path(out_dir) / "pilot"
-    limit = min(PILOT_ITEMS, target.limit or PILOT_ITEMS)
-    run_bench(
-        method,
-        target.dataset,
-        pilot,
-        data_dir=Path(target.data_dir) if target.data_dir else None,
-        limit=limit,
-        seed=target.seed,
-        concurrency=concurrency,
-        context={**context, "k": 1},
-    )
-    n, _, toks = mean_cost(load_run(pilot))
-    if n == 0:
-        raise SettingsError("--match-on tokens: every item of the pilot failed (see pilot/)")
-    return toks
-
-
-def plan_k(
-    method: str,
-    target: MatchTarget,
-    on: MatchOn,
-    out_dir: Path,
-    context: dict[str, Any],
-    concurrency: int = 1,
-) -> dict[str, Any]:
-    """Choose ``k`` for ``method`` to match ``target`` on ``on``: the record for match.json."""
-    if on == "calls":
-        wanted, per_sample = target.calls, CALLS_PER_SAMPLE
-    else:
-        wanted = target.tokens
-        per_sample = tokens_per_sample(method, target, out_dir, context, concurrency)
-    k = pick_k(wanted, per_sample)
-    return {
-        "on": on,
-        "k": k,
-        "target_per_item": round(wanted, 4),
-        "per_sample": round(per_sample, 4),
-        "expected_per_item": round(k * per_sample, 4),
-        "pilot": "pilot" if on == "tokens" else None,
-        "target": asdict(target),
-    }
-
-
 def write_match(out_dir: Path, plan: dict[str, Any]) -> None:
     """Record how ``k`` was chosen in ``OUT/match.json``."""
     write_atomic(Path(out_dir) / MATCH_FILE, json.dumps(plan, indent=2) + "\n")
-
-
-def match_k(
-    method: str,
-    run_dir: Path,
-    on: str,
-    out_dir: Path,
-    context: dict[str, Any],
-    concurrency: int = 1,
-) -> dict[str, Any]:
-    """Choose ``k`` for ``method`` to match the run in ``run_dir`` and record it in ``out_dir``.
-
-    Returns the record written to ``match.json`` (``k``, what was matched, the target run).
-
-    Raises:
-        SettingsError: a bad ``on``, a method without ``k``, a ``k`` already set, no run to
-            match, or a sample that changed since.
-    """
-    from factdebate.runs.folder import make_out_dir
-
-    if on not in MATCH_ON:
-        raise SettingsError(f"--match-on must be calls or tokens, got {on!r}")
-    check_method(method)
-    if "k" in context:
-        raise SettingsError("--match-compute picks k itself: drop --set k=...")
-    target = read_target(run_dir)
-    check_same_sample(target)
-    plan = plan_k(method, target, on, out_dir, context, concurrency)
-    make_out_dir(out_dir)
-    write_match(out_dir, plan)
-    return plan

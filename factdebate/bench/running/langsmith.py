@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from factdebate.bench.scoring import FAILED, RESULTS
+from factdebate.bench.judging.scoring import FAILED, RESULTS
 from factdebate.datasets import ANSWER_TASK, LABEL_TASK
 from factdebate.runs.folder import RUN_FILE, RunFolderError
 from factdebate.runs.reader import read_result_rows, read_run_info

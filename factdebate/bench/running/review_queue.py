@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from factdebate.api import build_context
-from factdebate.bench.invokers import Invoker, durable_invoker, thread_of
-from factdebate.bench.page import write_bench_page
-from factdebate.bench.report import write_summary
-from factdebate.bench.scoring import RESULTS, prediction
+from factdebate.bench.judging.page import write_bench_page
+from factdebate.bench.judging.report import write_summary
+from factdebate.bench.judging.scoring import RESULTS, prediction
+from factdebate.bench.running.invokers import Invoker, durable_invoker, thread_of
 from factdebate.datasets import LABEL_TASK
 from factdebate.nodes.review import pending_review, proposal
 from factdebate.review.resume import aresume

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from factdebate.bench.metrics import binary_metrics
+from factdebate.bench.judging.metrics import binary_metrics
 from factdebate.datasets import AtomicClaimItem, PromptItem
 from factdebate.runs.folder import (
     append_rows,

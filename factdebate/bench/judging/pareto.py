@@ -8,8 +8,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from factdebate.bench.prices import Price, run_usd
-from factdebate.bench.report import PLOT_DPI, PLOT_SIZE, literal_text
+from factdebate.bench.judging.prices import Price, run_usd
+from factdebate.bench.judging.report import PLOT_DPI, PLOT_SIZE, literal_text
 from factdebate.datasets import ANSWER_TASK
 
 Z95 = 1.959963984540054  # the normal quantile of a two-sided 95 % interval
@@ -19,7 +19,7 @@ def wilson(right: int, n: int) -> tuple[float | None, float | None]:
     """Wilson score 95 % interval of ``right`` out of ``n`` (None, None without items).
 
     Used only for runs whose metrics.json has no bootstrap interval (written before
-    ``factdebate.bench.stats`` existed).
+    ``factdebate.bench.judging.stats`` existed).
     """
     if n <= 0:
         return None, None

@@ -18,28 +18,21 @@ from pathlib import Path
 from typing import Any
 
 from factdebate.api import check_concurrency, check_models, check_reachable, input_keys
-from factdebate.bench.corpus import prepare_collection
-from factdebate.bench.invokers import (
+from factdebate.bench.judging.page import pages_wanted, write_bench_page, write_item_page
+from factdebate.bench.judging.provenance import run_provenance
+from factdebate.bench.judging.report import write_summary
+from factdebate.bench.judging.scoring import RESULTS, correct, llm_calls, tokens
+from factdebate.bench.running.corpus import prepare_collection
+from factdebate.bench.running.invokers import (
     ServerError,
     durable_invoker,
     local_invoker,
     run_id_of,
     server_invoker,
 )
-from factdebate.bench.items import BenchItem, check_method_fits, data_identity, load_items
-from factdebate.bench.page import pages_wanted, write_bench_page, write_item_page
-from factdebate.bench.provenance import run_provenance
-from factdebate.bench.report import write_summary
-from factdebate.bench.scoring import (
-    RESULTS,
-    correct,
-    failed_row,
-    llm_calls,
-    repair_results,
-    result_row,
-    tokens,
-)
-from factdebate.datasets import dataset_task
+from factdebate.bench.running.items import BenchItem, data_identity, load_items
+from factdebate.bench.running.results import failed_row, repair_results, result_row
+from factdebate.datasets import check_method_fits, dataset_task
 from factdebate.evidence import EvidenceRun, evidence_session, open_replay
 from factdebate.graphs.registry import resolve
 from factdebate.runs.checkpoints import check_checkpoint
@@ -163,10 +156,10 @@ async def arun_bench(
     else:
         invoke = local_invoker(graph)
     if settings.get("review"):  # every item stops before its verdict: `factdebate review OUT`
-        from factdebate.bench.review_queue import queue_checkpoint, review_invoker
+        from factdebate.bench.running.review_queue import queue_checkpoint, review_invoker
 
         if server_url is not None:  # items wait on the server, each a thread of the run
-            from factdebate.bench.review_queue import server_review_invoker
+            from factdebate.bench.running.review_queue import server_review_invoker
 
             invoke = server_review_invoker(invoke, server_url, run_id_of(str(out_dir.resolve())))
         else:

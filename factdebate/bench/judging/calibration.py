@@ -44,9 +44,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from factdebate.bench.report import literal_text
-from factdebate.bench.scoring import RESULTS
-from factdebate.bench.stats import Interval, mean_interval
+from factdebate.bench.judging.report import literal_text
+from factdebate.bench.judging.scoring import RESULTS
+from factdebate.bench.judging.stats import Interval, mean_interval
 from factdebate.nodes.tool_mad.gate import PAPER, PROFILES, GateProfile
 from factdebate.runs.reader import read_result_rows, skipped_note
 from factdebate.tools.core.errors import FactDebateError, SettingsError

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
-from factdebate.bench.scoring import correct, llm_calls, tokens
+from factdebate.bench.judging.scoring import correct, llm_calls, tokens
 from factdebate.datasets import ANSWER_TASK, LABEL_TASK
 from factdebate.tools.scoring.answers import answer_scores
 

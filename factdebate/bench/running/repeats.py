@@ -12,11 +12,11 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from factdebate.bench.page import write_bench_page
-from factdebate.bench.report import write_summary
-from factdebate.bench.rows import REPEAT_PREFIX, load_run
-from factdebate.bench.runner import SAME_RUN_KEYS, Progress, arun_bench
-from factdebate.bench.scoring import RESULTS
+from factdebate.bench.judging.page import write_bench_page
+from factdebate.bench.judging.report import write_summary
+from factdebate.bench.judging.rows import REPEAT_PREFIX, load_run
+from factdebate.bench.judging.scoring import RESULTS
+from factdebate.bench.running.runner import SAME_RUN_KEYS, Progress, arun_bench
 from factdebate.datasets import ANSWER_TASK, LABEL_TASK
 from factdebate.runs.folder import RUN_FILE, RunFolderError, check_out_dir, check_same_run
 from factdebate.settings import MAX_REPEATS, check_count

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from factdebate.bench.corpus import collection_name
-from factdebate.bench.metrics import retrieval_metrics
+from factdebate.bench.judging.metrics import retrieval_metrics
+from factdebate.bench.running.corpus import collection_name
 from factdebate.datasets import DATASETS, DatasetError, dataset_folder, load_corpus, sample
 from factdebate.tools.core.files import write_atomic
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from factdebate.bench.scoring import RESULTS, correct
+from factdebate.bench.judging.scoring import RESULTS, correct
 from factdebate.evidence.exporting import calls_by_item
 from factdebate.runs.folder import RunNotFoundError
 from factdebate.runs.reader import (

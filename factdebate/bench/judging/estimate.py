@@ -16,12 +16,12 @@ from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any
 
-from factdebate.bench.prices import Price, role_models, usd_cost, usd_text
+from factdebate.bench.judging.prices import Price, role_models, usd_cost, usd_text
 from factdebate.datasets import DatasetError, dataset, dataset_folder
 from factdebate.tools.core.errors import FactDebateError, SettingsError
 from factdebate.tools.core.files import read_bounded
 
-MEASURED = Path(__file__).resolve().parents[1] / "data" / "measured_costs.json"
+MEASURED = Path(__file__).resolve().parents[2] / "data" / "measured_costs.json"
 MAX_TABLE_BYTES = 1024**2  # the measured table and an earlier run's metrics.json
 KEYS = ("llm_calls", "input_tokens", "output_tokens")
 SAME_CALLS = frozenset(
@@ -345,8 +345,8 @@ def estimate_suite(
         SettingsError: a member without means (naming every such member), a bad matching
             rule, or a setting no means were measured with.
     """
-    from factdebate.bench.matching import MATCH_ON, PILOT_ITEMS, pick_k
-    from factdebate.bench.suite import check_shared_settings, plan_suite
+    from factdebate.bench.judging.matching import MATCH_ON, PILOT_ITEMS, pick_k
+    from factdebate.bench.judging.suite import check_shared_settings, plan_suite
 
     if match_on not in MATCH_ON:
         raise SettingsError(f"--match-on must be calls or tokens, got {match_on!r}")
@@ -442,7 +442,12 @@ def matched_sample(
     Raises:
         SettingsError: a method without ``k``, a token match, or a run that cannot be matched.
     """
-    from factdebate.bench.matching import CALLS_PER_SAMPLE, check_method, pick_k, read_target
+    from factdebate.bench.judging.matching import (
+        CALLS_PER_SAMPLE,
+        check_method,
+        pick_k,
+        read_target,
+    )
 
     check_method(method)
     if "k" in context:

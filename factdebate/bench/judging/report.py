@@ -11,23 +11,23 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from factdebate.bench.comparing import (
+from factdebate.bench.judging.comparing import (
     gold_macro,
     pair_tests,
     paired_lines,
     settings_lines,
     support_lines,
 )
-from factdebate.bench.metrics import (
+from factdebate.bench.judging.metrics import (
     UNPARSED,
     failed_calls,
     failed_item,
     label_metrics,
     unreadable_flags,
 )
-from factdebate.bench.prices import Price, load_prices, run_usd, usd_text
-from factdebate.bench.provenance import provenance_line
-from factdebate.bench.stats import (
+from factdebate.bench.judging.prices import Price, load_prices, run_usd, usd_text
+from factdebate.bench.judging.provenance import provenance_line
+from factdebate.bench.judging.stats import (
     CONFIDENCE,
     RESAMPLES,
     metric_intervals,
@@ -589,7 +589,7 @@ def compare_runs(
         ValueError: label runs mixed with answer runs (their scores are not comparable), a
             damaged metrics.json or run.json, damaged rows without ``skip_bad_rows``.
     """
-    from factdebate.bench.rows import check_rows
+    from factdebate.bench.judging.rows import check_rows
 
     loaded = [(Path(directory), read_metrics(directory).as_dict()) for directory in dirs]
     skipped = check_rows(dirs, skip_bad_rows)

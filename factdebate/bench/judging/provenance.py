@@ -145,7 +145,7 @@ def package_version() -> str | None:
 @cache
 def git_commit() -> str | None:
     """The git commit of the project's source (``+dirty`` with local changes), or None."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     try:
         head = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "HEAD"],

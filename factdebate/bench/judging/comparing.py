@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from factdebate.bench.stats import (
+from factdebate.bench.judging.stats import (
     CONFIDENCE,
     MIN_DISCORDANT,
     RESAMPLES,
@@ -119,7 +119,7 @@ def pair_tests(
     one with damaged rows unless ``skip_bad_rows``. Each test carries ``cells``: how a table
     shows it (``paired_cells``). Nothing is written.
     """
-    from factdebate.bench.rows import load_run
+    from factdebate.bench.judging.rows import load_run
 
     runs, notes = [], []
     for directory in dirs:

@@ -1,0 +1,1 @@
+"""Judging runs: scores, statistics, reports, pages, prices, estimates, matching, calibration."""

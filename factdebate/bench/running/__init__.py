@@ -1,0 +1,1 @@
+"""Running a benchmark: items, invokers, the runner, repeats, suites, review queue, tracing."""
