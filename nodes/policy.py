@@ -130,7 +130,7 @@ def operator_problem(settings: Mapping[str, Any], classes: Iterable[type]) -> st
         if text in _defaults(classes, name):
             continue
         if name == "evidence_from":  # a path on the server's disk
-            return _refusal(name, value, "frozen evidence is the operator's to choose")
+            return _refusal(name, value, "a server serves no frozen evidence; replay it locally")
         if name in MODEL_FIELDS and text not in served_models():
             return _refusal(name, value, f"name a model listed in {MODELS_ENV}")
         if name == "milvus_uri" and text not in _listed(MILVUS_ENV):

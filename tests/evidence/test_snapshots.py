@@ -188,7 +188,7 @@ def test_a_server_bench_refuses_frozen_evidence(tmp_path: Path) -> None:
     from factdebate.tools.core.errors import SettingsError
 
     data = make_data(tmp_path / "data", "S")
-    with pytest.raises(SettingsError, match="operator"):
+    with pytest.raises(SettingsError, match="serves no frozen evidence"):
         run_bench(
             "tool-mad", "fever-mini", tmp_path / "out", data_dir=data, limit=None, seed=0,
             concurrency=1, context={"evidence_from": str(tmp_path)},
@@ -197,11 +197,12 @@ def test_a_server_bench_refuses_frozen_evidence(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
-def test_a_client_cannot_point_a_served_run_at_frozen_evidence() -> None:
+def test_a_served_run_refuses_frozen_evidence() -> None:
     from factdebate.nodes.context import Context
     from factdebate.nodes.policy import operator_problem
 
-    assert "operator's to choose" in str(operator_problem({"evidence_from": "/srv/x"}, [Context]))
+    refused = operator_problem({"evidence_from": "/srv/x"}, [Context])
+    assert "serves no frozen evidence" in str(refused)
     assert operator_problem({"evidence_from": ""}, [Context]) is None  # the default: live tools
 
 

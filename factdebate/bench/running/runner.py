@@ -93,7 +93,9 @@ async def arun_bench(
     items, labels = load_items(dataset, data_dir, limit, seed, issues, notes, fingerprint)
     settings = dict(context or {})
     if server_url is not None and settings.get("evidence_from"):
-        raise SettingsError("--evidence-from is for local runs: on a server the operator sets it")
+        raise SettingsError(
+            "--evidence-from is for local runs: a server serves no frozen evidence (replay it here)"
+        )
     wanted_items = [item.id for item in items]  # a knowledge store reads only these claims
     replay = None if server_url is not None else open_replay(settings, dataset, wanted_items)
     if replay is not None and replay[1]["scope"] == "claim":  # a pool per claim (a store)

@@ -66,7 +66,9 @@ def check_suite(
     if options.get("checkpoint") is not None and options.get("server_url") is not None:
         raise SettingsError("--checkpoint is for local runs: a server keeps its own threads")
     if shared_evidence and options.get("server_url") is not None:
-        raise SettingsError("--shared-evidence is for local runs: on a server the operator sets it")
+        raise SettingsError(
+            "--shared-evidence is for local runs: a server serves no frozen evidence (run it here)"
+        )
     if shared_evidence and context.get("evidence_from"):
         raise SettingsError(
             "--shared-evidence makes the debate's own run the evidence: drop --evidence-from"
