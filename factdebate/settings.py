@@ -185,6 +185,11 @@ def _default(f: Field[Any]) -> Any:
     return None
 
 
+def defaults(cls: type[Context]) -> dict[str, Any]:
+    """Every setting of ``cls`` with its default value."""
+    return {f.name: _default(f) for f in fields(cls)}
+
+
 def describe(cls: type[Context]) -> list[SettingInfo]:
     """Every field of ``cls`` with its group, type, default, range and description."""
     hints = get_type_hints(cls)

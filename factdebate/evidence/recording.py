@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -18,6 +19,10 @@ from factdebate.evidence.format import CallRecord, Document, EvidenceError, Snap
 from factdebate.evidence.store import CARD, JOURNAL, MAX_PART_BYTES, read_log, write_log
 from factdebate.tools.core.evidence_hook import EvidenceCall, LiveAnswer
 from factdebate.tools.core.records import Evidence
+
+SERVER_ORIGIN = "server"
+"""The origin of a call a server made, read back from the item's transcript."""
+WEB_BACKENDS = ("tavily", "serper", "openalex")
 
 
 def now() -> str:
@@ -100,6 +105,39 @@ class EvidenceLog:
             lines.append({"call": record.row()})
             self._append(lines)
 
+    def add_transcript(
+        self, item: str, claim: str, result: Mapping[str, Any], settings: Mapping[str, Any]
+    ) -> int:
+        """Log each retrieval or search turn of an item a server ran as one call; the count.
+
+        A bench on a server sees no call as it happens, so what each turn read (its tool,
+        query and documents, in order) is logged with origin ``server``: ``k`` is the run's
+        ``top_k``, the backend its ``rag_engine`` or ``search_backend`` (``auto`` resolved by
+        the documents' source where they name one web backend). A malformed document is left
+        out; a turn without documents logs nothing.
+        """
+        logged = 0
+        for turn in result.get("transcript") or []:
+            if not isinstance(turn, Mapping) or turn.get("tool") not in ("rag", "search"):
+                continue
+            docs = [d for d in turn.get("evidence") or [] if _document(d)]
+            if not docs:
+                continue
+            tool = str(turn["tool"])
+            call = EvidenceCall(
+                tool=tool,
+                backend=_backend(tool, docs, settings),
+                query=str(turn.get("query") or ""),
+                k=int(settings.get("top_k") or len(docs)),
+                collection=str(settings.get("collection") or "default"),
+                item=item,
+                claim=claim,
+                agent=str(turn.get("agent") or ""),
+            )
+            self.add(call, docs, "", SERVER_ORIGIN)
+            logged += 1
+        return logged
+
     def _append(self, entries: list[dict[str, Any]]) -> None:
         if self.folder is None:
             return
@@ -134,3 +172,31 @@ class Recorder:
         answer = live()
         self.log.add(call, answer.docs, answer.generation, "live", answer.encoder)
         return answer.docs
+
+
+def _document(doc: Any) -> bool:
+    """Whether a transcript's document has what a logged one needs (id, text, a finite score)."""
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("id"), str):
+        return False
+    score = doc.get("score", 0.0)
+    return (
+        isinstance(doc.get("text"), str)
+        and isinstance(doc.get("source", ""), str)
+        and isinstance(doc.get("title") or "", str)
+        and isinstance(score, int | float)
+        and not isinstance(score, bool)
+        and math.isfinite(score)
+    )
+
+
+def _backend(tool: str, docs: list[Any], settings: Mapping[str, Any]) -> str:
+    """The backend a server's call used, as far as the run's settings and documents tell."""
+    if tool == "rag":
+        return str(settings.get("rag_engine") or "hybrid")
+    chosen = str(settings.get("search_backend") or "auto")
+    if chosen != "auto":
+        return chosen
+    web = {str(d.get("source", "")) for d in docs} & set(WEB_BACKENDS)
+    if not web:  # no key on the server: auto fell back to BM25 over its collection
+        return "offline"
+    return web.pop() if len(web) == 1 else chosen

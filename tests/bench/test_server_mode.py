@@ -1,4 +1,5 @@
-"""`bench --server URL` against a live `langgraph dev`: same rows as local, restarts, refusals.
+"""`bench --server URL` against a live `langgraph dev`: same rows and evidence as local, restarts,
+refusals.
 
 One server per module (tests/langgraph_server.py) serving Tool-MAD on the scripted model of
 tests/bench_server_graph.py; the local bench it is compared with uses the same model here.
@@ -18,6 +19,7 @@ import pytest
 
 from factdebate.bench import arun_bench, read_results
 from factdebate.bench.running.invokers import ServerError
+from factdebate.evidence import open_snapshot
 from tests.bench.test_runner import make_data
 from tests.conftest import REPO
 from tests.langgraph_server import LanggraphDev
@@ -96,6 +98,15 @@ async def test_server_rows_equal_local_rows(
     assert all(r["stop_reason"] != "failed" and r["prediction"] for r in remote_rows)
     assert same(remote_rows, local_rows), (remote_rows, local_rows)
     assert remote["accuracy"] == local["accuracy"]
+    # the server's calls, read back from each result, log what the local calls logged
+    served, here = open_snapshot(tmp_path / "remote"), open_snapshot(tmp_path / "local")
+
+    def calls(snapshot: Any) -> list[tuple[str, ...]]:
+        return sorted((c.item, c.agent, c.tool, c.query, *c.docs) for c in snapshot.calls)
+
+    assert len(served.calls) >= 20 and calls(served) == calls(here)
+    assert {c.origin for c in served.calls} == {"server"}
+    assert {c.k for c in served.calls} == {3}  # the run's top_k, a default the client never sent
 
 
 async def test_server_restarted_mid_run_then_same_command_runs_every_item_once(

@@ -211,3 +211,34 @@ def test_a_repeated_run_reads_as_every_repeats_evidence(tmp_path: Path) -> None:
         log_run(tmp_path / "run" / f"repeat-{repeat}")
     snapshot = open_snapshot(tmp_path / "run")
     assert len(snapshot.calls) == 4 and len(snapshot.documents) == 3
+
+
+def turn(agent: str, tool: str, query: str, *docs: dict[str, object]) -> dict[str, object]:
+    return {"agent": agent, "tool": tool, "query": query, "evidence": list(docs)}
+
+
+def test_a_server_result_logs_one_call_per_retrieval_turn() -> None:
+    doc = {"id": "https://a.example/x", "title": "A", "text": "Paris is in France.", "score": 0.9}
+    transcript = [
+        turn("rag_debater", "rag", "q1", {**doc, "source": "milvus"}),
+        turn("search_debater", "search", "q2", {**doc, "source": "tavily"}),
+        turn("search_debater", "search", "q3", {**doc, "source": "bm25"}),
+        turn("judge", "none", "", {**doc, "source": "given"}),  # no call
+        turn("rag_debater", "rag", "q4"),  # nothing read
+        turn("rag_debater", "rag", "q5", {**doc, "text": None}),  # malformed
+        turn("rag_debater", "rag", "q6", {**doc, "source": "milvus", "score": float("nan")}),
+    ]
+    log = EvidenceLog()
+    settings = {"top_k": 5, "rag_engine": "dense", "search_backend": "auto"}
+    claim = "Paris is in France."
+    assert log.add_transcript("i1", claim, {"transcript": transcript}, settings) == 3
+    got = [(c.tool, c.backend, c.query, c.k, c.origin, c.item) for c in log.snapshot.calls]
+    assert got == [
+        ("rag", "dense", "q1", 5, "server", "i1"),
+        ("search", "tavily", "q2", 5, "server", "i1"),  # auto, read off the documents' source
+        ("search", "offline", "q3", 5, "server", "i1"),  # auto with no web source: the stand-in
+    ]
+    assert len(log.snapshot.documents) == 1  # one page, stored once however many calls read it
+    chosen = {**settings, "search_backend": "serper"}
+    log.add_transcript("i2", "", {"transcript": transcript[1:2]}, chosen)
+    assert log.snapshot.calls[-1].backend == "serper"  # the run's own choice stands

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any
 
@@ -142,15 +141,9 @@ def check_source(
 
 def _defaults(method: str) -> dict[str, Any]:
     """Every setting of ``method`` with its default (the catalog's class, no graph loaded)."""
-    from factdebate.settings import context_class
+    from factdebate.settings import context_class, defaults
 
-    out: dict[str, Any] = {}
-    for f in fields(context_class(method)):
-        if f.default is not MISSING:
-            out[f.name] = f.default
-        elif f.default_factory is not MISSING:
-            out[f.name] = f.default_factory()
-    return out
+    return defaults(context_class(method))
 
 
 def _same_calls(name: str) -> bool:

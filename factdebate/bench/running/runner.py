@@ -10,7 +10,6 @@ run to a LangGraph server instead. Claim datasets are scored as labels; question
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import fields
@@ -33,7 +32,7 @@ from factdebate.bench.running.invokers import (
 from factdebate.bench.running.items import BenchItem, data_identity, load_items
 from factdebate.bench.running.results import failed_row, repair_results, result_row
 from factdebate.datasets import check_method_fits, dataset_task
-from factdebate.evidence import EvidenceRun, evidence_session, open_replay
+from factdebate.evidence import evidence_session, open_replay
 from factdebate.graphs.registry import resolve
 from factdebate.runs.checkpoints import check_checkpoint
 from factdebate.runs.folder import (
@@ -45,6 +44,7 @@ from factdebate.runs.folder import (
     make_out_dir,
     rows_lock,
 )
+from factdebate.settings import defaults
 from factdebate.tools.core.errors import FactDebateError, SettingsError
 from factdebate.tools.core.evidence_hook import item_scope
 from factdebate.tools.core.secrets import redact_deep
@@ -193,12 +193,9 @@ async def arun_bench(
     report()
     semaphore = asyncio.Semaphore(concurrency)
     started = time.perf_counter()
-    # what each call returned, in OUT/evidence (a server's calls are made there, not here)
-    recording: contextlib.AbstractContextManager[EvidenceRun | None] = (
-        evidence_session(settings, out_dir, dataset, replay)
-        if server_url is None
-        else contextlib.nullcontext(None)
-    )
+    # what each call returned, in OUT/evidence (a server's calls: read back from each result)
+    served = {**defaults(context_cls), **settings}
+    recording = evidence_session(settings, out_dir, dataset, replay)
     # a second bench on the same folder is refused here, before it runs any item twice
     with append_rows(out_dir / RESULTS, wait=False) as sink, recording as evidence:
 
@@ -209,11 +206,14 @@ async def arun_bench(
                     return
                 t0 = time.perf_counter()
                 try:
-                    with item_scope(item.id, str(next(iter(item.text().values()), ""))):
+                    claim = str(next(iter(item.text().values()), ""))
+                    with item_scope(item.id, claim):
                         out = await invoke(
                             payload, ctx_obj if ctx_obj is not None else settings, item.id
                         )
                     row = result_row(item, out, time.perf_counter() - t0, task)
+                    if server_url is not None:  # its calls were made on the server
+                        evidence.log.add_transcript(item.id, claim, out, served)
                 except ServerError as exc:  # no row: the item runs when the bench resumes
                     halted.append(exc)
                     return
