@@ -186,6 +186,10 @@ class PromptItem:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+BESIDE_CHECKOUT = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+"""The read-only ``shared/datasets`` folder beside a checkout (a fresh clone has none)."""
+
+
 def datasets_root(folder: str | None = None) -> Path:
     """Return the folder datasets are read from by default (the one holding ``folder``).
 
@@ -197,7 +201,7 @@ def datasets_root(folder: str | None = None) -> Path:
     home = download_root()
     if os.environ.get("FACTDEBATE_DATASETS"):
         return home
-    beside = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
+    beside = BESIDE_CHECKOUT
     if folder is None:
         return beside if not home.is_dir() and beside.is_dir() else home
     held = (home / folder).is_dir() and any((home / folder).iterdir())
