@@ -214,6 +214,7 @@ def test_milvus_lines_index_wiki_pages_into_a_server(clone: Path) -> None:
     assert len(lines) == 3 and len(scale) == 1
     index = lines[2]
     wiki_pages(clone / "wiki-pages")
+    (clone.parent / "milvus").mkdir()
     try:
         server = MilvusServer(clone.parent / "milvus")
     except MilvusUnavailable as exc:
