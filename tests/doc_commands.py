@@ -139,6 +139,8 @@ class Shell:
     cwd: Path
     env: dict[str, str] = field(default_factory=dict)
     runner: CliRunner = field(default_factory=CliRunner)
+    stdin: str = ""
+    """What the user types when a command asks (``factdebate`` commands)."""
 
     def run(self, command: str, timeout: float = 300.0) -> tuple[int, str]:
         """Exit status and output of one command line (``factdebate`` runs in-process)."""
@@ -158,7 +160,9 @@ class Shell:
             previous = Path.cwd()
             os.chdir(self.cwd)
             try:
-                done = self.runner.invoke(app, words[1:], env={"COLUMNS": "200", **env})
+                done = self.runner.invoke(
+                    app, words[1:], input=self.stdin, env={"COLUMNS": "200", **env}
+                )
             finally:
                 os.chdir(previous)
             said = done.output

@@ -32,12 +32,18 @@ PREPARED = {
 """The datasets the pages read, in the factdebate home before any page runs."""
 
 CLAIM = "The Berlin Wall fell in 1991."
+REVIEW_RUN = "runs/review-queue"
+MAKE_REVIEW_RUN = (
+    f"factdebate bench --method mad --dataset fever-mini --limit 2 --review --out {REVIEW_RUN}"
+)
 FILLED = {
     '"..."': f'"{CLAIM}"',  # "your claim"
     "$MODEL": "the fake provider's model",
     "openai:gpt-4o-mini": "the fake provider's model (kept by --estimate: its price is read)",
     "http://127.0.0.1:PORT": "the fake Tavily's URL (docs/evidence.md)",
     "notes/": "a folder holding one Markdown note, written by the test",
+    "RUN_DIR": f"{REVIEW_RUN}, made by `factdebate bench ... --review` as the page says; "
+    "asked item by item, the user answers `a` (approve)",
 }
 """Placeholders and hosted models in the pages, and what the test puts in their place."""
 
@@ -86,10 +92,6 @@ NOT_RUN: dict[str, dict[str, str]] = {
         "FACTDEBATE_AGENT_INBOX=$PWD": "the Agent Inbox build above and Chromium",
         "factdebate review --server http://127.0.0.1:2024": f"{SERVICE}: langgraph dev with a "
         "paused bench (tests/review/test_review_on_server.py)",
-    },
-    "review.md": {
-        "factdebate review RUN_DIR": "RUN_DIR is a bench run paused for review, which this page "
-        "does not make (tests/review/test_review_and_replay.py)",
     },
     "scale.md": {
         "make milvus-server": README_NOT_RUN["make milvus-server"],
@@ -204,6 +206,11 @@ class User:
             (shell.cwd / "notes").mkdir(exist_ok=True)
             note = "# Hamlet\n\nWilliam Shakespeare wrote Hamlet around 1600.\n"
             (shell.cwd / "notes" / "hamlet.md").write_text(note, encoding="utf-8")
+        if "RUN_DIR" in command and not (shell.cwd / REVIEW_RUN).exists():
+            status, said = shell.run(MAKE_REVIEW_RUN)
+            assert status == 0 and "review" in said, said[-2000:]
+            shell.stdin = "a\n" * 4
+        command = command.replace("RUN_DIR", REVIEW_RUN)
         command = command.replace('"..."', f'"{CLAIM}"').replace("$MODEL", self.provider.model())
         command = command.replace("http://127.0.0.1:PORT", self.tavily.url)
         if "--estimate" not in command:
@@ -272,6 +279,9 @@ def test_page_commands_run_on_a_fresh_clone(page: Path, user: User) -> None:
             continue
         assert status == 0, (command, said[-3000:])
         words = shlex.split(filled)
+        if words[1] == "review":  # each item was asked and approved
+            rows = (shell.cwd / words[2] / "results.jsonl").read_text().splitlines()
+            assert [json.loads(r)["review"]["status"] for r in rows] == ["approved"] * 2, rows
         for flag in ("--out", "--html"):
             if flag in words:
                 made = shell.cwd / words[words.index(flag) + 1]
