@@ -48,14 +48,16 @@ FILLED = {
 """Placeholders and hosted models in the pages, and what the test puts in their place."""
 
 SERVICE = "needs a service this test does not start"
+POSTGRES = "run against a PostgreSQL server by test_deployment_postgres_lines (a service test)"
+DATABASE = "postgresql://factdebate:SECRET@db.internal:5432/factdebate"
+"""The pages' database, replaced by the test server's."""
 RECORDED = "reads the runs the line above writes from ../shared/recorded, absent on a clone"
 NOT_RUN: dict[str, dict[str, str]] = {
     "deployment.md": {
         'factdebate verify "The Eiffel Tower is in Paris." --thread t-1 --checkpoint '
-        "postgresql://": f"{SERVICE}: PostgreSQL (tests/runs/test_postgres_checkpoints.py)",
+        "postgresql://": POSTGRES,
         "factdebate bench --method tool-mad --dataset scifact --limit 200 --out runs/tm-scifact "
-        "--checkpoint postgresql://": f"{SERVICE}: PostgreSQL "
-        "(tests/runs/test_postgres_checkpoints.py)",
+        "--checkpoint postgresql://": POSTGRES,
         "factdebate bench --method tool-mad --dataset scifact --limit 200 --concurrency 8 --out "
         "runs/tm-server --server": f"{SERVICE}: langgraph dev (tests/server/)",
         "langgraph up ": "Docker containers (Postgres, Redis)",
@@ -286,3 +288,30 @@ def test_page_commands_run_on_a_fresh_clone(page: Path, user: User) -> None:
             if flag in words:
                 made = shell.cwd / words[words.index(flag) + 1]
                 assert made.exists(), (command, flag, said[-2000:])
+
+
+@pytest.mark.service
+def test_deployment_postgres_lines(user: User) -> None:
+    """docs/deployment.md's `--checkpoint postgresql://` lines against a PostgreSQL server: the
+    verify line run twice re-shows its finished thread, the bench line writes its run."""
+    from tests.pg_server import postgres_or_skip
+
+    commands = [c for c in page_commands(DOCS / "deployment.md") if DATABASE in c]
+    assert len(commands) == 2
+    servers = postgres_or_skip()
+    server = next(servers)
+    try:
+        url = server.create_database("factdebate")
+        shell = user.shell()
+        for command in [commands[0], *commands]:
+            filled = user.fill(command.replace(DATABASE, url), shell)
+            status, said = shell.run(filled)
+            assert status == 0, (command, said[-3000:])
+            assert "Verdict" in said or (shell.cwd / "runs/tm-scifact/metrics.json").is_file()
+        import psycopg
+
+        with psycopg.connect(url) as conn:
+            threads = {r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
+        assert "t-1" in threads and len(threads) >= 3, threads  # the claim, and each item
+    finally:
+        servers.close()
