@@ -273,6 +273,8 @@ def test_page_commands_run_on_a_fresh_clone(page: Path, user: User) -> None:
         if command.startswith(REFUSED.get(page.name, ())):
             assert status != 0 and said.strip().startswith("error:"), (command, said[-2000:])
             assert "Traceback" not in said and len(said.strip().splitlines()) <= 2, said
+            shown = page.read_text(encoding="utf-8").split(f"$ {command}\n", 1)[1]
+            assert said.strip().splitlines()[0] == shown.splitlines()[0], said  # as the page shows
             continue
         if command.startswith(NEEDS_RECORDINGS):
             assert status != 0 and "Traceback" not in said, (command, said[-2000:])
