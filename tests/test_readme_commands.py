@@ -34,7 +34,7 @@ NOT_RUN = {
     "make milvus-server": "installs PyPI's Milvus 2.3.5 into .milvus-venv, which the service "
     "test below uses when it is there",
     "make bench-scale": "the scale measurements: 100,000 and 1,000,000 passages on a Milvus "
-    "server, hours here",
+    "server, tens of minutes at the least",
     "make docs": "the strict site build, run by tests/test_docs.py",
 }
 """README commands this file does not run (by their start), and why."""
