@@ -13,7 +13,9 @@ client may only pick values the operator allowed in the server's environment:
 - ``FACTDEBATE_SERVED_ENCODERS``: names for ``embed_model``, ``rerank_model`` and
   ``relevance_encoder``, beside each field's default;
 - ``FACTDEBATE_SERVED_COLLECTIONS``: collections, beside ``default`` and those the operator
-  indexed under the server's data home.
+  indexed under the server's data home;
+- ``FACTDEBATE_SERVED_EVIDENCE``: frozen evidence (run folders, snapshot files, knowledge
+  stores on the server's disk) a run may read with ``evidence_from``; none by default.
 
 The search cache (``search_cache_ttl_s``, ``search_cache_max_mb``) is the operator's alone:
 ``FACTDEBATE_SEARCH_CACHE_TTL_S`` / ``..._MAX_MB`` set it; a client may send only the default.
@@ -44,6 +46,7 @@ MODELS_ENV = "FACTDEBATE_SERVED_MODELS"
 MILVUS_ENV = "FACTDEBATE_SERVED_MILVUS_URIS"
 ENCODERS_ENV = "FACTDEBATE_SERVED_ENCODERS"
 COLLECTIONS_ENV = "FACTDEBATE_SERVED_COLLECTIONS"
+EVIDENCE_ENV = "FACTDEBATE_SERVED_EVIDENCE"
 PATH_FIELDS = frozenset({"milvus_uri", "collection", "evidence_from"})
 OPERATOR_FIELDS = MODEL_FIELDS | MODEL_LIST_FIELDS | ENCODER_FIELDS | PATH_FIELDS
 """Settings whose values can reach the network or the disk: a client picks from a list."""
@@ -129,8 +132,8 @@ def operator_problem(settings: Mapping[str, Any], classes: Iterable[type]) -> st
         text = value.strip()
         if text in _defaults(classes, name):
             continue
-        if name == "evidence_from":  # a path on the server's disk
-            return _refusal(name, value, "a server serves no frozen evidence; replay it locally")
+        if name == "evidence_from" and text not in _listed(EVIDENCE_ENV):  # the server's disk
+            return _refusal(name, value, f"name frozen evidence listed in {EVIDENCE_ENV}")
         if name in MODEL_FIELDS and text not in served_models():
             return _refusal(name, value, f"name a model listed in {MODELS_ENV}")
         if name == "milvus_uri" and text not in _listed(MILVUS_ENV):

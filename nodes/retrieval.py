@@ -11,7 +11,14 @@ from factdebate.tools.retrieval.manifest import IndexUnavailableError
 
 
 async def retrieve_or_record(
-    ctx: Context, tool: str, query: str, *, agent: str, round_no: int, stage: str = "retrieve"
+    ctx: Context,
+    tool: str,
+    query: str,
+    *,
+    agent: str,
+    round_no: int,
+    stage: str = "retrieve",
+    claim: str = "",
 ) -> tuple[list[Evidence], list[ErrorRecord]]:
     """Run ``query`` through ``tool`` with the run's top-k, index and timeout settings.
 
@@ -19,7 +26,8 @@ async def retrieve_or_record(
     documents, and the fault is recorded as ``timeout`` or ``tool_error``. An index that
     exists but cannot be used (held by another process, inconsistent), or a replayed call the
     frozen evidence does not hold, is raised instead: the run must not reach a verdict
-    without the evidence it asked for.
+    without the evidence it asked for. ``claim`` (the item's claim or question) lets frozen
+    evidence find the item's pool where no session marked the item (a server's run).
     """
     try:
         docs = await retrieve(
@@ -36,6 +44,9 @@ async def retrieve_or_record(
             agent=agent,
             evidence_from=ctx.evidence_from,
             search_cache=(ctx.search_cache_ttl_s, ctx.search_cache_max_mb),
+            evidence_scope=ctx.evidence_scope,
+            evidence_miss=ctx.evidence_miss,
+            claim=claim,
         )
     except (IndexUnavailableError, EvidenceMissError):  # the item stops: see the docstring
         raise

@@ -14,6 +14,7 @@ from factdebate.tools.core.evidence_hook import (
     LiveAnswer,
     current_hook,
     current_item,
+    frozen_hook,
 )
 from factdebate.tools.core.records import Evidence, ModelConfigError
 from factdebate.tools.core.threads import in_daemon_thread
@@ -203,6 +204,9 @@ def _run(
     agent: str = "",
     evidence_from: str = "",
     search_cache: tuple[float, float] = (0.0, 0.0),
+    evidence_scope: str = "exact",
+    evidence_miss: str = "stop",
+    claim: str = "",
 ) -> list[Evidence]:
     if tool == "none":
         return []
@@ -226,14 +230,17 @@ def _run(
         return LiveAnswer(docs, *_generation(collection, milvus_uri))
 
     hook = current_hook()
-    if hook is None:
-        if evidence_from:  # frozen evidence asked for, but nothing here can serve it
+    if hook is None and evidence_from:  # a run with no session (a server's): opened here
+        hook = frozen_hook(evidence_from, evidence_scope, evidence_miss)
+        if hook is None:  # frozen evidence asked for, but nothing here can serve it
             raise EvidenceMissError(
                 f"evidence_from={evidence_from!r} is set but this process serves no frozen "
                 "evidence (run it through factdebate verify, bench or the Python API)"
             )
+    if hook is None:
         return live().docs
-    item, claim = current_item()
+    item, marked = current_item()
+    claim = marked or claim
     options = {"rerank": rerank_model, "embed_model": embed_model} if tool == "rag" else {}
     call = EvidenceCall(
         tool=tool,
@@ -290,12 +297,17 @@ async def retrieve(
     agent: str = "",
     evidence_from: str = "",
     search_cache: tuple[float, float] = (0.0, 0.0),
+    evidence_scope: str = "exact",
+    evidence_miss: str = "stop",
+    claim: str = "",
 ) -> list[Evidence]:
     """Run one retrieval off the event loop; raises on failure or timeout (callers record it).
 
     The installed evidence hook (``tools.core.evidence_hook``) sees the call: it records what
-    the tool returned, or answers from frozen evidence. ``agent`` names the asker in the log;
-    ``evidence_from`` (the run's setting) makes a process with no hook refuse the call.
+    the tool returned, or answers from frozen evidence. ``agent`` names the asker in the log.
+    In a process with no hook (a server's run), ``evidence_from`` (the run's setting) is
+    answered by the frozen evidence the process serves (``serve_frozen_with``) in
+    ``evidence_scope``, the item known by ``claim``, or the call is refused.
     """
     # a daemon thread: a backend that never returns (a dripping socket) cannot hold the exit
     return await asyncio.wait_for(
@@ -314,6 +326,9 @@ async def retrieve(
             agent,
             evidence_from,
             search_cache,
+            evidence_scope,
+            evidence_miss,
+            claim,
         ),
         timeout=timeout,
     )

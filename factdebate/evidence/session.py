@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -12,7 +14,16 @@ from factdebate.evidence.format import EvidenceError, Snapshot
 from factdebate.evidence.recording import EvidenceLog, Recorder
 from factdebate.evidence.serving import Replayer
 from factdebate.evidence.store import LOG_DIR, open_snapshot, project_version
-from factdebate.tools.core.evidence_hook import EvidenceHook, use_hook
+from factdebate.tools.core.evidence_hook import (
+    EvidenceCall,
+    EvidenceHook,
+    EvidenceMissError,
+    use_hook,
+)
+from factdebate.tools.core.records import Evidence
+
+SERVED_OPEN = 8
+"""Snapshots a server keeps open at once (the least recently used is closed first)."""
 
 
 @dataclass
@@ -26,9 +37,14 @@ class EvidenceRun:
         """The report's line about frozen evidence ("" for a live run)."""
         if not self.read:
             return ""
+        where = (
+            f"snapshot {self.read['snapshot'][:12]}"
+            if self.read.get("snapshot")
+            else "opened on the server"
+        )
         return (
-            f"evidence replayed from {self.read['from']} (snapshot {self.read['snapshot'][:12]}, "
-            f"{self.read['scope']} scope, misses {self.read['miss']}): no live retrieval or search"
+            f"evidence replayed from {self.read['from']} ({where}, {self.read['scope']} scope, "
+            f"misses {self.read['miss']}): no live retrieval or search"
         )
 
 
@@ -40,6 +56,15 @@ def settings_of(context: Any) -> tuple[str, str, str]:
         return str(found or default)
 
     return get("evidence_from", ""), get("evidence_scope", "exact"), get("evidence_miss", "stop")
+
+
+def served_evidence(context: Any) -> dict[str, Any]:
+    """What a run sent to a server reads: the frozen evidence it names there ({}: live tools).
+
+    The server opens it (only what its operator lists); the run records its name and scope.
+    """
+    source, scope, miss = settings_of(context)
+    return {"from": source, "scope": scope, "miss": miss, "on": "server"} if source else {}
 
 
 def check_dataset(snapshot: Snapshot, source: str, dataset: str | None) -> None:
@@ -107,3 +132,43 @@ def evidence_session(
             yield run
     finally:
         log.close()
+
+
+class _Unkept(EvidenceLog):
+    """A log that keeps nothing: what a server's run read stays in its own transcript."""
+
+    def add(
+        self,
+        call: EvidenceCall,
+        docs: list[Evidence],
+        generation: str,
+        origin: str,
+        encoder: str = "",
+    ) -> None:
+        """Keep nothing (a long-lived server must not grow with every call it answers)."""
+
+
+_served: OrderedDict[tuple[str, str, str, int], Replayer] = OrderedDict()
+_served_lock = threading.Lock()
+
+
+def served_hook(source: str, scope: str, miss: str) -> EvidenceHook:
+    """The frozen evidence a server's run names, opened once (again when its file changes).
+
+    Raises:
+        EvidenceMissError: the source cannot be read as evidence, or not in ``scope``: the
+            run stops with that line rather than reach a verdict without its evidence.
+    """
+    try:
+        key = (source, scope, miss, Path(source).stat().st_mtime_ns)
+        with _served_lock:
+            if key in _served:
+                _served.move_to_end(key)
+                return _served[key]
+            replayer = Replayer(open_snapshot(source), scope, miss, _Unkept())
+            _served[key] = replayer
+            while len(_served) > SERVED_OPEN:
+                _served.popitem(last=False)
+            return replayer
+    except (OSError, EvidenceError) as exc:
+        raise EvidenceMissError(f"frozen evidence {source}: {exc}") from None

@@ -25,6 +25,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
+from factdebate.evidence import served_hook
 from factdebate.graphs.registry import METHODS, context_class
 from factdebate.nodes.policy import operator_problem
 from factdebate.server.decisions import (
@@ -35,6 +36,7 @@ from factdebate.server.decisions import (
     resume_of,
     resume_refusal,
 )
+from factdebate.tools.core.evidence_hook import serve_frozen_with
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -332,4 +334,5 @@ async def _reply(send: Send, status: int, detail: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+serve_frozen_with(served_hook)  # a run reads the frozen evidence the operator listed
 app = Starlette(middleware=[Middleware(ContextCheck)])

@@ -23,7 +23,9 @@ async def retrieve_once(state: MADKEState, runtime: Runtime[MADKEContext]) -> di
     """Validate the claim and retrieve the shared documents with the claim as query."""
     ctx = settings(runtime, MADKEContext)
     claim = clean_claim(state.get("claim"), ctx.max_claim_chars)
-    docs, errors = await retrieve_or_record(ctx, ctx.tool, claim, agent="retriever", round_no=0)
+    docs, errors = await retrieve_or_record(
+        ctx, ctx.tool, claim, agent="retriever", round_no=0, claim=claim
+    )
     return {"claim": claim, "evidence": docs, "round": 1, "rounds": 1, "errors": errors}
 
 

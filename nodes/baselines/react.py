@@ -104,7 +104,9 @@ async def act(state: ReactState, runtime: Runtime[ReactContext]) -> dict[str, An
     """Run the pending query through the agent's tool."""
     ctx = settings(runtime, ReactContext)
     step, query = state.get("searches", 0) + 1, state.get("pending_query", "")
-    docs, errors = await retrieve_or_record(ctx, ctx.tool, query, agent="react", round_no=step)
+    docs, errors = await retrieve_or_record(
+        ctx, ctx.tool, query, agent="react", round_no=step, claim=state.get("claim", "")
+    )
     turn = Turn(round=step, agent="react", tool=ctx.tool, query=query, evidence=docs)
     return {"searches": step, "transcript": [turn], "errors": errors}
 

@@ -39,7 +39,7 @@ def make_prepare_node(cls: type[EvidenceContext]) -> Node:
         if raw is not None:  # an explicit empty list is the no-evidence condition
             return {"claim": claim, "evidence": given_evidence(raw)}
         docs, errors = await retrieve_or_record(
-            ctx, ctx.evidence_tool, claim, agent="retriever", round_no=0
+            ctx, ctx.evidence_tool, claim, agent="retriever", round_no=0, claim=claim
         )
         return {"claim": claim, "evidence": docs, "errors": errors}
 

@@ -222,7 +222,7 @@ async def search(state: JuryState, runtime: Runtime[MADFactContext]) -> dict[str
     if query is None:
         return {"cost": cost, "errors": errors}
     docs, search_errors = await retrieve_or_record(
-        ctx, "search", query, agent=name, round_no=round_no, stage="search"
+        ctx, "search", query, agent=name, round_no=round_no, stage="search", claim=state["claim"]
     )
     entry = KnowledgeEntry(query=query, agent=name, round=round_no, evidence=docs)
     return {

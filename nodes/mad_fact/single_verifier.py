@@ -56,7 +56,7 @@ async def search(state: VerifierState, runtime: Runtime[SingleVerifierContext]) 
     )
     if query is not None:
         docs, failed = await retrieve_or_record(
-            ctx, "search", query, agent=AGENT, round_no=step, stage="search"
+            ctx, "search", query, agent=AGENT, round_no=step, stage="search", claim=state["claim"]
         )
         errors.extend(failed)
         knowledge.append(KnowledgeEntry(query=query, agent=AGENT, round=step, evidence=docs))

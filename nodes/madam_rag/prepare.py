@@ -32,7 +32,9 @@ async def _documents(
     if raw:
         docs = given_documents(raw)
     else:  # a backend fault is recorded; the run then ends with no answer
-        docs, errors = await retrieve_or_record(ctx, "rag", question, agent="retriever", round_no=0)
+        docs, errors = await retrieve_or_record(
+            ctx, "rag", question, agent="retriever", round_no=0, claim=question
+        )
     if len(docs) > ctx.max_documents:
         errors.append(
             ErrorRecord(

@@ -22,7 +22,12 @@ def make_retrieve_node(agent: str) -> Node:
         ctx = settings(runtime, ToolMADContext)
         draft = Turn(**state["drafts"][agent])
         draft["evidence"], errors = await retrieve_or_record(
-            ctx, draft["tool"], draft.get("query", ""), agent=agent, round_no=state["round"]
+            ctx,
+            draft["tool"],
+            draft.get("query", ""),
+            agent=agent,
+            round_no=state["round"],
+            claim=state.get("claim", ""),
         )
         return {"drafts": {agent: draft}, "errors": errors}
 

@@ -19,7 +19,10 @@ import pytest
 
 from factdebate.bench import arun_bench, read_results
 from factdebate.bench.running.invokers import ServerError
-from factdebate.evidence import open_snapshot
+from factdebate.evidence import LOG_DIR, open_snapshot
+from factdebate.evidence.recording import EvidenceLog
+from factdebate.tools.core.evidence_hook import EvidenceCall
+from factdebate.tools.core.records import Evidence
 from tests.bench.test_runner import make_data
 from tests.conftest import REPO
 from tests.langgraph_server import LanggraphDev
@@ -31,9 +34,16 @@ SETTINGS = {"model": "scripted-bench", "max_rounds": 1, "collection": "default"}
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LanggraphDev]:
+def listed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the frozen evidence the server's operator lists is written (by a test)."""
+    return tmp_path_factory.mktemp("operator") / "pool"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, listed: Path) -> Iterator[LanggraphDev]:
     graph = str(REPO / "tests" / "bench_server_graph.py") + ":graph"
-    dev = LanggraphDev(tmp_path_factory.mktemp("langgraph-dev"), {"tool-mad": graph})
+    env = {"FACTDEBATE_SERVED_EVIDENCE": str(listed)}
+    dev = LanggraphDev(tmp_path_factory.mktemp("langgraph-dev"), {"tool-mad": graph}, env=env)
     dev.start()
     try:
         yield dev
@@ -148,3 +158,52 @@ async def test_server_refusing_a_setting_stops_the_bench_before_any_item(
             "tool-mad", "fever-mini", out, server_url=server.url, **bench_args(data, max_rounds=0)
         )
     assert not (out / "results.jsonl").exists()
+
+
+def write_pool(folder: Path, claims: dict[str, str]) -> None:
+    """Frozen evidence holding one document per claim that no live tool of the server returns."""
+    log = EvidenceLog(folder / LOG_DIR, {"datasets": ["fever-mini"]})
+    for item, claim in claims.items():
+        call = EvidenceCall("rag", "custom", claim, 3, "default", item, claim, "debater_a")
+        doc = Evidence(id=f"frozen-{item}", title="", text=claim, source="fake", score=1.0)
+        log.add(call, [doc], "", "live")
+    log.close()
+
+
+async def test_a_server_run_reads_the_frozen_evidence_its_operator_lists(
+    server: LanggraphDev, listed: Path, tmp_path: Path
+) -> None:
+    data = make_data(tmp_path / "data", "SR")
+    write_pool(listed, {str(i): f"Claim number {i} about Paris." for i in range(2)})
+    pooled = {"evidence_from": str(listed), "evidence_scope": "claim"}
+    out = tmp_path / "run"
+    await arun_bench(
+        "tool-mad", "fever-mini", out, server_url=server.url, **bench_args(data, **pooled)
+    )
+    rows = read_results(out / "results.jsonl")
+    read = [
+        (row["id"], doc["id"])
+        for row in rows
+        for turn in row["result"]["transcript"]
+        if turn["tool"] in ("rag", "search")
+        for doc in turn["evidence"]
+    ]
+    assert len(rows) == 2 and read  # every document each debater read: its claim's pool
+    assert all(doc == f"frozen-{item}" for item, doc in read), read
+    run = json.loads((out / "run.json").read_text())
+    assert run["evidence"] == {
+        "from": str(listed),
+        "scope": "claim",
+        "miss": "stop",
+        "on": "server",
+    }
+    assert "opened on the server" in (out / "report.md").read_text()
+
+    other = tmp_path / "other"  # a snapshot the operator did not list: refused before any item
+    write_pool(other, {"0": "Claim number 0 about Paris."})
+    with pytest.raises(ServerError, match="FACTDEBATE_SERVED_EVIDENCE"):
+        await arun_bench(
+            "tool-mad", "fever-mini", tmp_path / "refused", server_url=server.url,
+            **bench_args(data, evidence_from=str(other)),
+        )  # fmt: skip
+    assert not (tmp_path / "refused" / "results.jsonl").exists()

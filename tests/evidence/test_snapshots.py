@@ -12,7 +12,6 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from factdebate.bench import run_bench
 from factdebate.cli import app
 from factdebate.evidence import EvidenceError, open_snapshot
 from factdebate.evidence.recording import EvidenceLog, Recorder
@@ -184,26 +183,42 @@ def test_bad_snapshots_are_one_line_and_nothing_is_written(
     assert not out.exists()
 
 
-def test_a_server_bench_refuses_frozen_evidence(tmp_path: Path) -> None:
-    from factdebate.tools.core.errors import SettingsError
-
-    data = make_data(tmp_path / "data", "S")
-    with pytest.raises(SettingsError, match="serves no frozen evidence"):
-        run_bench(
-            "tool-mad", "fever-mini", tmp_path / "out", data_dir=data, limit=None, seed=0,
-            concurrency=1, context={"evidence_from": str(tmp_path)},
-            server_url="http://127.0.0.1:9",
-        )  # fmt: skip
-    assert not (tmp_path / "out").exists()
-
-
-def test_a_served_run_refuses_frozen_evidence() -> None:
+def test_a_served_run_reads_only_the_frozen_evidence_its_operator_lists(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from factdebate.nodes.context import Context
     from factdebate.nodes.policy import operator_problem
 
     refused = operator_problem({"evidence_from": "/srv/x"}, [Context])
-    assert "serves no frozen evidence" in str(refused)
+    assert "FACTDEBATE_SERVED_EVIDENCE" in str(refused)
     assert operator_problem({"evidence_from": ""}, [Context]) is None  # the default: live tools
+    monkeypatch.setenv("FACTDEBATE_SERVED_EVIDENCE", "/srv/a, /srv/x")
+    assert operator_problem({"evidence_from": "/srv/x"}, [Context]) is None
+    assert operator_problem({"evidence_from": "/srv/x/../y"}, [Context]) is not None
+
+
+def test_a_process_without_a_session_serves_the_listed_evidence_or_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from factdebate.evidence import served_hook
+    from factdebate.tools import dispatch
+    from factdebate.tools.core import evidence_hook
+
+    monkeypatch.setattr(evidence_hook, "_opener", [])  # as in a process with no server app
+    log_run(tmp_path / "run")
+    call = {"k": 2, "collection": "c", "evidence_from": str(tmp_path / "run")}
+    with pytest.raises(EvidenceMissError, match="serves no frozen evidence"):
+        dispatch._run("search", "q", backend="offline", milvus_uri="", **call)
+    evidence_hook.serve_frozen_with(served_hook)
+    with pytest.raises(EvidenceMissError, match="not-there"):
+        dispatch._run("search", "q", backend="offline", milvus_uri="",
+                      **{**call, "evidence_from": str(tmp_path / "not-there")})  # fmt: skip
+    pooled = {**call, "evidence_scope": "claim", "claim": "claim 0"}
+    docs = dispatch._run("search", "France", backend="offline", milvus_uri="", **pooled)
+    assert {d["id"] for d in docs} == {p["id"] for p in PAGES[:2]}  # claim 0's pool only
+    assert served_hook(str(tmp_path / "run"), "claim", "stop") is served_hook(
+        str(tmp_path / "run"), "claim", "stop"
+    )  # opened once
 
 
 def test_a_repeated_run_reads_as_every_repeats_evidence(tmp_path: Path) -> None:

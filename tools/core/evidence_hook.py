@@ -80,9 +80,24 @@ _item: contextvars.ContextVar[_Item | None] = contextvars.ContextVar(
 )
 
 
+FrozenOpener = Callable[[str, str, str], EvidenceHook]
+"""Opens frozen evidence for a run with no hook installed: ``(source, scope, miss)``."""
+_opener: list[FrozenOpener] = []
+
+
 def current_hook() -> EvidenceHook | None:
     """The hook installed for the running task, if any."""
     return _hook.get()
+
+
+def serve_frozen_with(opener: FrozenOpener) -> None:
+    """Let runs with no hook installed (a server's) read the frozen evidence they name."""
+    _opener[:] = [opener]
+
+
+def frozen_hook(source: str, scope: str, miss: str) -> EvidenceHook | None:
+    """The hook answering from ``source`` for a run with none installed; None: none serves."""
+    return _opener[0](source, scope, miss) if _opener else None
 
 
 def current_item() -> tuple[str, str]:

@@ -32,7 +32,7 @@ from factdebate.bench.running.invokers import (
 from factdebate.bench.running.items import BenchItem, data_identity, load_items
 from factdebate.bench.running.results import failed_row, repair_results, result_row
 from factdebate.datasets import check_method_fits, dataset_task
-from factdebate.evidence import evidence_session, open_replay
+from factdebate.evidence import EvidenceRun, evidence_session, open_replay, served_evidence
 from factdebate.graphs.registry import resolve
 from factdebate.runs.checkpoints import check_checkpoint
 from factdebate.runs.folder import (
@@ -92,13 +92,12 @@ async def arun_bench(
     fingerprint: dict[str, str] = {}
     items, labels = load_items(dataset, data_dir, limit, seed, issues, notes, fingerprint)
     settings = dict(context or {})
-    if server_url is not None and settings.get("evidence_from"):
-        raise SettingsError(
-            "--evidence-from is for local runs: a server serves no frozen evidence (replay it here)"
-        )
     wanted_items = [item.id for item in items]  # a knowledge store reads only these claims
     replay = None if server_url is not None else open_replay(settings, dataset, wanted_items)
-    if replay is not None and replay[1]["scope"] == "claim":  # a pool per claim (a store)
+    # on a server the snapshot is the operator's, on its disk: named here, opened there
+    served_read = served_evidence(settings) if server_url is not None else {}
+    read = replay[1] if replay is not None else served_read
+    if read.get("scope") == "claim":  # a pool per claim (a knowledge store, a run's calls)
         for item in items:  # the pool, not the dataset's own evidence, is what agents read
             if item.inputs.get("evidence"):
                 item.inputs["evidence"] = None
@@ -134,8 +133,8 @@ async def arun_bench(
             "provenance": _provenance(context_cls, settings),
         }
     )
-    if replay is not None:
-        run["evidence"] = replay[1]  # which snapshot (content hash) and scope it read
+    if read:
+        run["evidence"] = read  # which snapshot (its content hash, locally) and scope it read
     # a folder holding another run is refused before the provider is called
     check_same_run(out_dir, run, SAME_RUN_KEYS, recorded_later=("data",), write=False)
     if server_url is None:
@@ -195,7 +194,9 @@ async def arun_bench(
     started = time.perf_counter()
     # what each call returned, in OUT/evidence (a server's calls: read back from each result)
     served = {**defaults(context_cls), **settings}
-    recording = evidence_session(settings, out_dir, dataset, replay)
+    # (what a server opens is not opened here: its path names a file on the server's disk)
+    here = {k: v for k, v in settings.items() if k != "evidence_from"} if served_read else settings
+    recording = evidence_session(here, out_dir, dataset, replay)
     # a second bench on the same folder is refused here, before it runs any item twice
     with append_rows(out_dir / RESULTS, wait=False) as sink, recording as evidence:
 
@@ -242,6 +243,8 @@ async def arun_bench(
     run["load_issues"] = issues
     if evidence is not None and evidence.note():
         notes.append(evidence.note())
+    elif served_read:
+        notes.append(EvidenceRun(evidence.log, served_read).note())
     run["notes"] = notes
     run["resumed_items"] = len(done_ids)
     run["task"] = task

@@ -67,7 +67,7 @@ def check_suite(
         raise SettingsError("--checkpoint is for local runs: a server keeps its own threads")
     if shared_evidence and options.get("server_url") is not None:
         raise SettingsError(
-            "--shared-evidence is for local runs: a server serves no frozen evidence (run it here)"
+            "--shared-evidence is for local runs: the pool is a run folder here, not on the server"
         )
     if shared_evidence and context.get("evidence_from"):
         raise SettingsError(
