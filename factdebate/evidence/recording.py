@@ -31,10 +31,16 @@ def now() -> str:
 
 
 class EvidenceLog:
-    """The calls of one run and their documents; thread-safe; kept in ``folder`` if given."""
+    """The calls of one run and their documents; thread-safe; kept in ``folder`` if given.
 
-    def __init__(self, folder: Path | None = None, info: dict[str, Any] | None = None) -> None:
-        self.folder = folder
+    With ``keep=False`` it keeps nothing (a long-lived server, whose runs' transcripts say
+    what each turn read, must not grow with every call it answers).
+    """
+
+    def __init__(
+        self, folder: Path | None = None, info: dict[str, Any] | None = None, keep: bool = True
+    ) -> None:
+        self.folder, self.keep = folder, keep
         self.snapshot = Snapshot(info=dict(info or {}))
         self._lock = threading.Lock()
         self._journal: IO[str] | None = None
@@ -73,6 +79,8 @@ class EvidenceLog:
         encoder: str = "",
     ) -> None:
         """Log one answered call and any document not stored yet (``encoder``: the index's)."""
+        if not self.keep:
+            return
         stored = [Document.of(d) for d in docs]
         options = call.options
         if encoder:

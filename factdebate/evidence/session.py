@@ -15,12 +15,10 @@ from factdebate.evidence.recording import EvidenceLog, Recorder
 from factdebate.evidence.serving import Replayer
 from factdebate.evidence.store import LOG_DIR, open_snapshot, project_version
 from factdebate.tools.core.evidence_hook import (
-    EvidenceCall,
     EvidenceHook,
     EvidenceMissError,
     use_hook,
 )
-from factdebate.tools.core.records import Evidence
 
 SERVED_OPEN = 8
 """Snapshots a server keeps open at once (the least recently used is closed first)."""
@@ -134,20 +132,6 @@ def evidence_session(
         log.close()
 
 
-class _Unkept(EvidenceLog):
-    """A log that keeps nothing: what a server's run read stays in its own transcript."""
-
-    def add(
-        self,
-        call: EvidenceCall,
-        docs: list[Evidence],
-        generation: str,
-        origin: str,
-        encoder: str = "",
-    ) -> None:
-        """Keep nothing (a long-lived server must not grow with every call it answers)."""
-
-
 _served: OrderedDict[tuple[str, str, str, int], Replayer] = OrderedDict()
 _served_lock = threading.Lock()
 
@@ -165,7 +149,7 @@ def served_hook(source: str, scope: str, miss: str) -> EvidenceHook:
             if key in _served:
                 _served.move_to_end(key)
                 return _served[key]
-            replayer = Replayer(open_snapshot(source), scope, miss, _Unkept())
+            replayer = Replayer(open_snapshot(source), scope, miss, EvidenceLog(keep=False))
             _served[key] = replayer
             while len(_served) > SERVED_OPEN:
                 _served.popitem(last=False)
