@@ -17,7 +17,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from typer.testing import CliRunner
 from factdebate.cli import app
 from factdebate.datasets import records
 from tests.conftest import REPO
+from tests.services import serving_in_thread
 
 PROMPTED = ("console", "text")
 """Fence languages whose commands are the lines after a ``$ `` prompt (the rest is output)."""
@@ -235,11 +235,5 @@ def hub_serving(
     template = hub.url + "/{repo_id}/resolve/{revision}/{filename}"
     monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", template)
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    thread = threading.Thread(target=hub.http.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving_in_thread(hub.http):
         yield hub
-    finally:
-        hub.http.shutdown()
-        hub.http.server_close()
-        thread.join(timeout=5)

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.services import serving_in_thread
+
 Responder = Callable[[str, dict[str, Any]], str]
 CHARS_PER_TOKEN = 4
 
@@ -136,11 +138,5 @@ def fake_provider(
 ) -> Iterator[FakeProvider]:
     """Run a FakeProvider on 127.0.0.1 for the duration of the block, then stop it."""
     provider = FakeProvider(responder, status, honours_n)
-    thread = threading.Thread(target=provider.server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving_in_thread(provider.server):
         yield provider
-    finally:
-        provider.server.shutdown()
-        provider.server.server_close()
-        thread.join(timeout=5)

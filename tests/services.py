@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import threading
 from collections.abc import Iterator
+from socketserver import BaseServer
 from typing import Protocol, TypeVar
 
 
@@ -35,3 +37,16 @@ def running(server: S) -> Iterator[S]:
     finally:
         server.stop()
         server.cleanup()
+
+
+@contextlib.contextmanager
+def serving_in_thread(http: BaseServer) -> Iterator[None]:
+    """An in-process HTTP server answering for the block; shut and closed afterwards."""
+    thread = threading.Thread(target=http.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        http.shutdown()
+        http.server_close()
+        thread.join(timeout=5)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,6 +21,7 @@ from factdebate.datasets.download import Download
 from factdebate.datasets.records import download_root
 from factdebate.datasets.sources import RELEASES, Release, build_fever_mini, plain_text
 from tests.fake_provider import fake_provider
+from tests.services import serving_in_thread
 
 DEV = "/TalSchuster/FeverSymmetric/abc/symmetric_v0.2/fever_symmetric_dev.jsonl"
 TEST = "/TalSchuster/FeverSymmetric/abc/symmetric_v0.2/fever_symmetric_test.jsonl"
@@ -80,14 +80,8 @@ class FileServer:
 @contextmanager
 def serving(files: dict[str, bytes]) -> Iterator[FileServer]:
     server = FileServer(files)
-    thread = threading.Thread(target=server.http.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving_in_thread(server.http):
         yield server
-    finally:
-        server.http.shutdown()
-        server.http.server_close()
-        thread.join(timeout=5)
 
 
 def fixture_release() -> Release:
