@@ -130,9 +130,11 @@ def operator_problem(settings: Mapping[str, Any], classes: Iterable[type]) -> st
         if not isinstance(value, str):
             continue  # the type check answers it
         text = value.strip()
+        if text != value and name in PATH_FIELDS | ENCODER_FIELDS:  # " " is a path too
+            return _refusal(name, value, "a path or URI with spaces around it is another path")
         if text in _defaults(classes, name):
             continue
-        if name == "evidence_from" and text not in _listed(EVIDENCE_ENV):  # the server's disk
+        if name == "evidence_from" and value not in _listed(EVIDENCE_ENV):  # as listed, exactly
             return _refusal(name, value, f"name frozen evidence listed in {EVIDENCE_ENV}")
         if name in MODEL_FIELDS and text not in served_models():
             return _refusal(name, value, f"name a model listed in {MODELS_ENV}")

@@ -194,7 +194,8 @@ def test_a_served_run_reads_only_the_frozen_evidence_its_operator_lists(
     assert operator_problem({"evidence_from": ""}, [Context]) is None  # the default: live tools
     monkeypatch.setenv("FACTDEBATE_SERVED_EVIDENCE", "/srv/a, /srv/x")
     assert operator_problem({"evidence_from": "/srv/x"}, [Context]) is None
-    assert operator_problem({"evidence_from": "/srv/x/../y"}, [Context]) is not None
+    for near in ("/srv/x/../y", " /srv/x", "/srv/x/"):  # a path is the listed one, exactly
+        assert operator_problem({"evidence_from": near}, [Context]) is not None, near
 
 
 def test_a_process_without_a_session_serves_the_listed_evidence_or_stops(

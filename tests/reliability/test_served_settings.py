@@ -33,6 +33,10 @@ HOSTILE: list[tuple[str, Any]] = [
     ("embed_model", "/srv/encoder"),
     ("relevance_encoder", "openai:text-embedding-3-small"),
     ("collection", "never_indexed"),
+    ("milvus_uri", "  "),  # blank is not the default: it would reach the client as sent
+    ("collection", " default"),
+    ("evidence_from", "/srv/snapshot"),
+    ("evidence_from", " "),
 ]
 
 
@@ -67,6 +71,7 @@ def operator_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "FACTDEBATE_SERVED_MILVUS_URIS",
         "FACTDEBATE_SERVED_ENCODERS",
         "FACTDEBATE_SERVED_COLLECTIONS",
+        "FACTDEBATE_SERVED_EVIDENCE",
         "FACTDEBATE_MODEL",
         "FACTDEBATE_JUDGE_MODEL",
         "FACTDEBATE_DEBATER_MODEL",
