@@ -14,7 +14,6 @@ import argparse
 import asyncio
 import json
 import os
-import signal
 import socket
 import statistics
 import subprocess
@@ -28,6 +27,7 @@ import httpx
 
 from benchmarks.server_bench_graph import LATENCY_ENV, MODEL, install
 from factdebate.bench import arun_bench, read_results
+from tests.services import stop_group
 
 REPO = Path(__file__).resolve().parents[1]
 READY_S = 180.0
@@ -109,20 +109,8 @@ def start_server(folder: Path, latency: float, jobs: int) -> tuple[subprocess.Po
         except httpx.HTTPError:
             pass
         time.sleep(0.5)
-    stop_server(proc)
+    stop_group(proc)
     raise RuntimeError(f"langgraph dev did not answer within {READY_S:.0f} s")
-
-
-def stop_server(proc: subprocess.Popen[bytes]) -> None:
-    """Stop the server's process group by its PID."""
-    if proc.poll() is not None:
-        return
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
 
 
 async def one_path(
@@ -203,7 +191,7 @@ def main(argv: list[str] | None = None) -> None:
                 one_path(root / "remote", data, args.concurrency, url)
             )
         finally:
-            stop_server(proc)
+            stop_group(proc)
     print(table(results, args.concurrency, args.latency))
 
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import socket
+import subprocess
 import threading
 from collections.abc import Iterator
 from socketserver import BaseServer
@@ -50,3 +53,15 @@ def serving_in_thread(http: BaseServer) -> Iterator[None]:
         http.shutdown()
         http.server_close()
         thread.join(timeout=5)
+
+
+def stop_group(proc: subprocess.Popen[bytes], grace_s: float = 20) -> None:
+    """Stop a server started in its own process group: SIGTERM, then SIGKILL after ``grace_s``."""
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)

@@ -21,6 +21,7 @@ from factdebate.bench.running.results import repair_results
 from factdebate.tools.models.providers import register_model
 from tests.conftest import REPO, data_or_skip
 from tests.fakes import ScriptedChatModel
+from tests.services import stop_group
 
 LABELS = {"S": "SUPPORTS", "R": "REFUTES", "N": "NOT ENOUGH INFO"}
 
@@ -259,12 +260,7 @@ def test_server_mode_against_langgraph_dev(tmp_path: Path) -> None:
         data = make_data(tmp_path / "data", "RRS")
         m = bench(tmp_path, data, "server-fake", server_url=url)
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait(5)
+        stop_group(server, 15)
     rows = read_results(tmp_path / "run" / "results.jsonl")
     assert len(rows) == 3 and m["failed"] == 0
     assert m["accuracy"] == pytest.approx(2 / 3)

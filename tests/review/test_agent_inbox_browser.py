@@ -13,7 +13,6 @@ import base64
 import json
 import os
 import shutil
-import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -27,7 +26,7 @@ from tests.chromium import FLAGS, SHOTS_ENV
 from tests.conftest import REPO
 from tests.langgraph_server import LanggraphDev
 from tests.server_graph import CLAIM
-from tests.services import free_port
+from tests.services import free_port, stop_group
 
 pytestmark = pytest.mark.service
 
@@ -57,16 +56,6 @@ def started(command: list[str], cwd: Path, log: Path) -> subprocess.Popen[bytes]
             start_new_session=True,  # its own process group: stopped whole, by PID
             env={**os.environ, "NEXT_TELEMETRY_DISABLED": "1"},
         )
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
 
 
 def wait_http(url: str) -> Any:
@@ -166,8 +155,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, 
         socket = next(t["webSocketDebuggerUrl"] for t in targets if t["type"] == "page")
         yield dev.url, f"http://127.0.0.1:{port}", socket
     finally:
-        stop(browser)
-        stop(app)
+        stop_group(browser)
+        stop_group(app)
         dev.stop()
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.pg_server import PgServer, free_port, postgres_or_skip
+from tests.services import stop_group
 
 PYTHON_ENV = "FACTDEBATE_LANGGRAPH_PG_PYTHON"
 PYTHON = os.environ.get(PYTHON_ENV, "")
@@ -68,18 +68,8 @@ def start(python: str, args: list[str], folder: Path) -> subprocess.Popen[bytes]
                 return proc
         except httpx.HTTPError:
             time.sleep(0.5)
-    stop(proc)
+    stop_group(proc, 30)
     pytest.fail("the self-hosted server did not answer within 180 s")
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
 
 
 def test_thread_survives_a_restart_of_the_open_postgres_server(pg: PgServer, tmp_path: Path):
@@ -112,7 +102,7 @@ def test_thread_survives_a_restart_of_the_open_postgres_server(pg: PgServer, tmp
             timeout=120,
         )
         assert run.status_code == 200 and run.json()["verdict"] == "SUPPORTS"
-        stop(server)
+        stop_group(server, 30)
         server = start(python, args, tmp_path)
         state = httpx.get(f"{url}/threads/{thread}/state", timeout=30).json()
         assert state["values"]["verdict"] == "SUPPORTS"
@@ -125,6 +115,6 @@ def test_thread_survives_a_restart_of_the_open_postgres_server(pg: PgServer, tmp
         assert row is not None and row[0] >= 1
     finally:
         if server is not None:
-            stop(server)
+            stop_group(server, 30)
         redis.terminate()
         redis.wait(timeout=10)
