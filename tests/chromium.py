@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+
+from tests.bounded import COMMAND_GUARD_S, run_bounded
 
 # The flags DESIGN.md names: without the background-networking ones Chromium's connections
 # are refused by the closed network and it stalls.
@@ -80,7 +81,7 @@ def opener(tmp_path: Path, *flags: str) -> Callable[..., str]:
     def open_page(page: Path, png: Path, size: str = "1280,2000") -> str:
         profile = tmp_path / f"profile-{png.stem}"
         profile.mkdir()
-        dom = subprocess.run(
+        dom = run_bounded(
             [
                 exe,
                 *FLAGS,
@@ -93,7 +94,8 @@ def opener(tmp_path: Path, *flags: str) -> Callable[..., str]:
             ],
             capture_output=True,
             text=True,
-            timeout=120,
+            what="headless Chromium",
+            guard_s=COMMAND_GUARD_S,
             check=True,
         ).stdout
         assert png.read_bytes()[:8] == PNG_MAGIC

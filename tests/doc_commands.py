@@ -29,6 +29,7 @@ from typer.testing import CliRunner
 
 from factdebate.cli import app
 from factdebate.datasets import records
+from tests.bounded import MODEL_GUARD_S, run_bounded
 from tests.conftest import REPO
 from tests.services import serving_in_thread
 
@@ -142,7 +143,7 @@ class Shell:
     stdin: str = ""
     """What the user types when a command asks (``factdebate`` commands)."""
 
-    def run(self, command: str, timeout: float = 300.0) -> tuple[int, str]:
+    def run(self, command: str, timeout: float = MODEL_GUARD_S) -> tuple[int, str]:
         """Exit status and output of one command line (``factdebate`` runs in-process)."""
         words = shlex.split(command)
         if words[0] == "export":
@@ -171,13 +172,14 @@ class Shell:
             return done.exit_code, said
         if words[0] in ("python", "python3", ".venv/bin/python"):
             child_env = {**os.environ, **env, "PYTHONPATH": str(self.cwd), "COLUMNS": "200"}
-            done_child = subprocess.run(
+            done_child = run_bounded(
                 [sys.executable, *words[1:]],
+                what=command,
+                guard_s=timeout,
                 cwd=self.cwd,
                 env=child_env,
                 capture_output=True,
                 text=True,
-                timeout=timeout,
                 check=False,
             )
             return done_child.returncode, done_child.stdout + done_child.stderr

@@ -20,10 +20,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.bounded import COMMAND_GUARD_S, SERVICE_START_S
 from tests.conftest import REPO
 from tests.services import free_port
 
-READY_S = 180.0
+READY_S = SERVICE_START_S
 JOBS = 8  # runs the server executes at once
 
 
@@ -141,9 +142,9 @@ async def websocket_run_failure(url: str, thread: str, params: dict[str, object]
             json.dumps({"id": 1, "method": "subscription.subscribe", "params": subscribe})
         )
         await ws.send(json.dumps({"id": 2, "method": "run.start", "params": params}))
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + COMMAND_GUARD_S
         while time.monotonic() < deadline:
-            event = json.loads(await asyncio.wait_for(ws.recv(), timeout=60))
+            event = json.loads(await asyncio.wait_for(ws.recv(), timeout=COMMAND_GUARD_S))
             data = (event.get("params") or {}).get("data") or {}
             if event.get("method") == "lifecycle" and data.get("event") == "failed":
                 return str(data.get("error"))

@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.bounded import SERVICE_START_S
 from tests.services import free_port, running
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +39,7 @@ PORTS = (
     "data-coord-port",
     "data-node-port",
 )
-START_S = 180.0  # a cold start on 2 busy cores took about a minute
+START_S = SERVICE_START_S  # a cold start on 2 busy cores took about a minute
 ETCD_PEER_PORT = 2380  # the embedded etcd's peer port: fixed by the package, not settable
 LOCK = Path(tempfile.gettempdir()) / "factdebate-milvus-server.lock"
 LOCK_WAIT_S = 900.0  # how long a second server waits for the first to stop

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from tests.bounded import COMMAND_GUARD_S, SERVICE_START_S, run_bounded
 from tests.services import free_port, running
 
 USER = "factdebate"  # the cluster's superuser (a database role, not an OS user)
@@ -68,7 +69,7 @@ class PgServer:
         pwfile.write_text(self.password + "\n")
         if self.run_as:
             os.chown(pwfile, self.run_as["user"], self.run_as["group"])
-        done = subprocess.run(
+        done = run_bounded(
             [
                 str(self.bin / "initdb"),
                 "-D",
@@ -82,7 +83,8 @@ class PgServer:
             ],
             capture_output=True,
             text=True,
-            timeout=120,
+            what="initdb",
+            guard_s=COMMAND_GUARD_S,
             **self.run_as,
         )
         pwfile.unlink()
@@ -96,7 +98,7 @@ class PgServer:
         secret = self.password if password is None else password
         return f"postgresql://{USER}:{secret}@127.0.0.1:{self.port}/{database}"
 
-    def start(self, timeout: float = 60) -> None:
+    def start(self, timeout: float = SERVICE_START_S) -> None:
         """Start the server (again, after ``stop``/``kill``) and wait until it answers."""
         log = (self.root / "server.log").open("a")
         self.proc = subprocess.Popen(

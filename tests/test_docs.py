@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.bounded import COMMAND_GUARD_S, run_bounded
 from tests.chromium import NO_NETWORK, opener, visible
 from tests.conftest import REPO
 
@@ -24,12 +24,13 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # Only the venv's programs on PATH: the graphs are drawn with no system tool (no Graphviz).
     path = str(mkdocs.parent)
     assert shutil.which("dot", path=path) is None
-    done = subprocess.run(
+    done = run_bounded(
         [str(mkdocs), "build", "--strict", "--site-dir", str(target)],
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=600,
+        what="mkdocs build",
+        guard_s=COMMAND_GUARD_S,
         env={**os.environ, "PATH": path},
     )
     assert done.returncode == 0, done.stderr[-3000:]

@@ -9,6 +9,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from tests.bounded import MODEL_GUARD_S
 from tests.conftest import REPO
 
 
@@ -16,7 +17,10 @@ def execute(name: str, tmp_path: Path) -> tuple[str, str]:
     """Run a notebook in a fresh kernel; return its text outputs and its HTML outputs."""
     nb = nbformat.read(REPO / "notebooks" / name, as_version=4)
     NotebookClient(
-        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+        nb,
+        timeout=int(MODEL_GUARD_S),  # per cell: a hang guard, the cells are bounded by their work
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
     ).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     text = "".join(o.get("text", "") for o in outputs)

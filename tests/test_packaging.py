@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.bounded import COMMAND_GUARD_S, run_bounded
 from tests.conftest import REPO
 
 LINKED = ("graphs", "nodes", "tools", "prompts")
@@ -40,12 +41,13 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     source = tmp_path_factory.mktemp("source") / "factdebate"
     shutil.copytree(REPO, source, symlinks=True, ignore=SKIPPED_IN_COPY)
     out = tmp_path_factory.mktemp("wheel")
-    built = subprocess.run(
+    built = run_bounded(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
         + [str(source), "-w", str(out)],
         capture_output=True,
         text=True,
-        timeout=600,
+        what="pip wheel",
+        guard_s=COMMAND_GUARD_S,
         env={**os.environ, "PIP_NO_INPUT": "1"},
     )
     if built.returncode != 0 and "No module named" in built.stderr:
@@ -72,12 +74,13 @@ def test_the_installed_package_runs_from_outside_the_repository(
 ) -> None:
     """Installed apart from the checkout, every module imports as factdebate.* and no other."""
     target = tmp_path / "site"
-    subprocess.run(
+    run_bounded(
         [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target)]
         + [str(wheel)],
         check=True,
         capture_output=True,
-        timeout=600,
+        what="pip install of the wheel",
+        guard_s=COMMAND_GUARD_S,
     )
     script = (
         "import json, os, factdebate\n"

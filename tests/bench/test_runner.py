@@ -19,6 +19,7 @@ from factdebate.bench import read_results, run_bench
 from factdebate.bench.judging.report import compare_runs
 from factdebate.bench.running.results import repair_results
 from factdebate.tools.models.providers import register_model
+from tests.bounded import SERVICE_START_S
 from tests.conftest import REPO, data_or_skip
 from tests.fakes import ScriptedChatModel
 from tests.services import stop_group
@@ -88,6 +89,7 @@ def test_run_writes_reports_and_compare(tmp_path: Path, scripted) -> None:
         "latency_s",
         "errors",
         "result",  # the whole result contract (tests/bench/test_rows.py)
+        "attempt",  # the item's try, as its requests in the call journal name it
     }
     table = compare_runs([run, run])
     # accuracy with its 95% bootstrap interval over the 4 items
@@ -245,7 +247,7 @@ def test_server_mode_against_langgraph_dev(tmp_path: Path) -> None:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 90
+        deadline = time.time() + SERVICE_START_S
         while time.time() < deadline:
             if server.poll() is not None:
                 pytest.fail(f"server exited: {server.stderr.read().decode()[-2000:]}")
@@ -256,7 +258,7 @@ def test_server_mode_against_langgraph_dev(tmp_path: Path) -> None:
             except OSError:
                 time.sleep(0.5)
         else:
-            pytest.fail("langgraph dev did not start within 90 s")
+            pytest.fail(f"langgraph dev did not start within {SERVICE_START_S:.0f} s")
         data = make_data(tmp_path / "data", "RRS")
         m = bench(tmp_path, data, "server-fake", server_url=url)
     finally:

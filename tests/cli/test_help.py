@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import pytest
@@ -11,6 +10,7 @@ from typer.testing import CliRunner
 from factdebate.cli import app
 from factdebate.graphs.registry import METHODS
 from factdebate.settings import budget_names
+from tests.bounded import run_bounded
 from tests.conftest import REPO
 
 runner = CliRunner()
@@ -37,11 +37,14 @@ def test_methods_listing_points_to_the_settings_command() -> None:
 def test_python_dash_m_runs_the_same_command_with_every_subcommand() -> None:
     """`python -m factdebate.cli` (as the reliability tests call it) keeps the review commands."""
     run = [sys.executable, "-m", "factdebate.cli"]
-    helped = subprocess.run([*run, "--help"], cwd=REPO, capture_output=True, timeout=120)
+    helped = run_bounded([*run, "--help"], what="factdebate --help", cwd=REPO, capture_output=True)
     assert helped.returncode == 0, helped.stderr.decode()[-2000:]
     assert all(name in helped.stdout.decode() for name in ("settings", "review", "replay"))
-    refused = subprocess.run(
-        [*run, "verify", "A claim", "--rounds", "0"], cwd=REPO, capture_output=True, timeout=120
+    refused = run_bounded(
+        [*run, "verify", "A claim", "--rounds", "0"],
+        what="a refusal",
+        cwd=REPO,
+        capture_output=True,
     )
     assert refused.returncode == 2
     assert "--rounds must be within 1..20, got 0" in refused.stderr.decode()

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from factdebate.graphs.registry import METHODS
+from tests.bounded import run_bounded
 
 CLI = Path(sys.executable).parent / "factdebate"
 
@@ -19,8 +19,12 @@ def test_no_name_is_cut_at_80_columns(command: str) -> None:
     if not CLI.exists():
         pytest.skip("the factdebate command is not installed (pip install -e .)")
     env = {**os.environ, "COLUMNS": "80", "TERMINAL_WIDTH": "80"}
-    shown = subprocess.run(
-        [str(CLI), command, "--help"], capture_output=True, text=True, env=env, timeout=120
+    shown = run_bounded(
+        [str(CLI), command, "--help"],
+        what=f"{command} --help",
+        capture_output=True,
+        text=True,
+        env=env,
     ).stdout
     assert shown and "…" not in shown
     assert max(len(line) for line in shown.splitlines()) <= 80

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from factdebate.cli import app
 from factdebate.cli.progress import ProgressLines
+from tests.bounded import COMMAND_GUARD_S
 
 runner = CliRunner()
 
@@ -57,7 +58,7 @@ def test_a_line_comes_every_interval_while_nothing_finishes() -> None:
     sink = io.StringIO()
     with ProgressLines("slow", sink, every=1.0) as lines:
         lines.update(0, 3)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + COMMAND_GUARD_S
         while sink.getvalue().count("\n") < 3 and time.monotonic() < deadline:
             time.sleep(0.05)
     printed = sink.getvalue().splitlines()
@@ -220,7 +221,7 @@ def test_the_last_line_comes_once() -> None:
     with ProgressLines("indexing into 'c'", sink, every=1.0, unit="documents") as lines:
         lines.update(0, 2)
         lines.update(2, 2, "2 passages")
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + COMMAND_GUARD_S
         while "2/2" not in sink.getvalue() and time.monotonic() < deadline:
             time.sleep(0.05)
     printed = sink.getvalue().splitlines()

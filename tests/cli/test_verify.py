@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from factdebate.cli import app
+from tests.bounded import MODEL_GUARD_S, run_bounded
 from tests.conftest import REPO
 
 runner = CliRunner()
@@ -19,13 +20,15 @@ runner = CliRunner()
 def cli(
     *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None
 ) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
+    """The CLI in a child process, bounded by its work (rounds, token budget), not the clock."""
+    return run_bounded(
         [sys.executable, "-m", "factdebate.cli", *args],
+        what="factdebate " + " ".join(args[:1]),
+        guard_s=MODEL_GUARD_S,
         cwd=REPO,
         env=env,
         input=stdin,
         capture_output=True,
-        timeout=600,
     )
 
 

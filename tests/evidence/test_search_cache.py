@@ -23,6 +23,7 @@ from factdebate.tools.dispatch import override_tool
 from factdebate.tools.websearch import cache
 from factdebate.tools.websearch.cache import SearchCache, cached_search, search_key, tallying
 from tests.bench.test_runner import make_data
+from tests.bounded import COMMAND_GUARD_S, communicate_bounded
 from tests.conftest import REPO, doc
 from tests.fakes import ragas_rules
 from tests.tools.websearch.test_backends import KEY, TAVILY_ANSWER, FakeSearchAPI
@@ -281,7 +282,7 @@ def test_two_processes_write_one_cache_at_once(tmp_path: Path) -> None:
         for name in ("a", "b")
     ]
     for proc in procs:
-        _, errors = proc.communicate(timeout=120)
+        _, errors = communicate_bounded(proc, what="the cache child", guard_s=COMMAND_GUARD_S)
         assert proc.returncode == 0, errors
     stats = SearchCache(target, ttl_s=3600, max_bytes=60_000).stats()
     assert 0 < stats["bytes"] <= 60_000 and stats["entries"] >= 60_000 // 700

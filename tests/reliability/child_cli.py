@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from typing import Any
 
+from tests.bounded import COMMAND_GUARD_S, run_bounded
 from tests.conftest import REPO
 
 CLI_UNDER_A_MEMORY_LIMIT = """
@@ -18,12 +18,13 @@ app(sys.argv[1:])
 
 
 def run_cli_limited(args: list[str], stdin: Any = None) -> Any:
-    return subprocess.run(
+    return run_bounded(
         [sys.executable, "-c", CLI_UNDER_A_MEMORY_LIMIT, *args],
         stdin=stdin,
         capture_output=True,
         text=True,
-        timeout=180,
+        what="the CLI under a memory limit",
+        guard_s=COMMAND_GUARD_S,
         cwd=REPO,
     )
 

@@ -20,6 +20,7 @@ from factdebate.nodes.madam_rag.doc_agent import AgentAnswer
 from factdebate.nodes.parse import ParseFailure, parse_confidence, parse_truth
 from factdebate.tools.models.json_reader import read_model
 from factdebate.tools.scoring.answers import clean_answers
+from tests.bounded import COMMAND_GUARD_S, run_bounded
 from tests.conftest import REPO
 from tests.reliability.child_cli import one_line_exit, run_cli_limited
 
@@ -231,14 +232,14 @@ def test_score_answer_given_a_folder_gives_a_one_line_error(tmp_path: Path, scri
 
 def test_a_claim_argument_with_an_invalid_byte_is_refused_like_stdin(tmp_path: Path):
     """``caf\\xe9 au lait`` as argv bytes: refused, never run as "caf au lait"."""
-    import subprocess
     import sys
 
-    done = subprocess.run(
+    done = run_bounded(
         [sys.executable, "-m", "factdebate.cli", "verify", b"caf\xe9 au lait", "--method", "cot"],
         capture_output=True,
         text=True,
-        timeout=180,
+        what="verify with an invalid byte",
+        guard_s=COMMAND_GUARD_S,
         cwd=REPO,
         env={**os.environ, "FACTDEBATE_HOME": str(tmp_path / "home")},
     )

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import pytest
-
+from tests.bounded import PROMPT_S, assert_prompt, run_bounded
 from tests.conftest import REPO
 
 HEADERS = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
@@ -99,16 +97,14 @@ def test_a_timed_out_search_lets_the_process_finish(tmp_path):
     with dripping_server(every_s=0.05) as url:  # each read resets a per-read timeout
         env["SERPER_BASE_URL"] = url
         started = time.monotonic()
-        try:
-            done = subprocess.run(
-                [sys.executable, "-c", CHILD],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                cwd=REPO,
-                env=env,
-            )
-        except subprocess.TimeoutExpired:
-            pytest.fail("the process hung after its search timed out")
+        done = run_bounded(  # a process that hangs after its search timed out fails here
+            [sys.executable, "-c", CHILD],
+            capture_output=True,
+            text=True,
+            what="verify against a dripping search",
+            guard_s=PROMPT_S,
+            cwd=REPO,
+            env=env,
+        )
     assert "timed out after" in done.stdout, done.stdout + done.stderr
-    assert time.monotonic() - started < 60
+    assert_prompt(started, "verify against a dripping search")

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from factdebate.api import averify, open_checkpointer
+from tests.bounded import COMMAND_GUARD_S, communicate_bounded
 from tests.conftest import REPO
 from tests.nodes.baselines.test_graph import CLAIM, mad_rules
 from tests.reliability.child_cli import one_line_exit
@@ -93,7 +94,7 @@ def round_one_done(db: Path) -> bool:
 def test_sigkill_after_round_one_then_resume_does_not_recompute(tmp_path: Path) -> None:
     marker, db = tmp_path / "calls.log", tmp_path / "ckpt" / "runs.db"
     first = child(marker, db, delay=0.4)
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + COMMAND_GUARD_S
     while not round_one_done(db):
         assert first.poll() is None, f"child ended early: {first.communicate()}"
         assert time.monotonic() < deadline, "round 1 never reached the checkpoint"
@@ -109,7 +110,7 @@ def test_sigkill_after_round_one_then_resume_does_not_recompute(tmp_path: Path) 
     ]
 
     second = child(marker, db, delay=0.0)
-    stdout, stderr = second.communicate(timeout=120)
+    stdout, stderr = communicate_bounded(second, what="the resumed run", guard_s=COMMAND_GUARD_S)
     assert second.returncode == 0, stderr
     assert "resuming" in stderr
     result = json.loads(stdout)
@@ -125,7 +126,7 @@ def test_sigkill_after_round_one_then_resume_does_not_recompute(tmp_path: Path) 
     assert len(killed_calls) + len(resumed_calls) - 9 <= 1  # at most the call cut by the kill
 
     third = child(marker, db, delay=0.0)
-    stdout3, stderr3 = third.communicate(timeout=120)
+    stdout3, stderr3 = communicate_bounded(third, what="the third run", guard_s=COMMAND_GUARD_S)
     assert third.returncode == 0, stderr3
     assert "already finished" in stderr3
     assert json.loads(stdout3)["transcript"] == result["transcript"]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.bounded import MODEL_GUARD_S, assert_prompt, communicate_bounded
 from tests.conftest import REPO
 from tests.milvus_server import MilvusUnavailable, running_milvus
 
@@ -50,12 +51,14 @@ def test_a_server_stopped_mid_ingest_is_named_in_one_line(tmp_path: Path) -> Non
                     break
             server.stop()
             stopped = time.monotonic()
-            rest, _ = build.communicate(timeout=300)
+            rest, _ = communicate_bounded(
+                build, what="the index build after its server stopped", guard_s=MODEL_GUARD_S
+            )
     except MilvusUnavailable as exc:
         pytest.skip(f"no Milvus server: {exc}")
     output = "".join(seen) + rest
     assert build.returncode == 2, output[-3000:]
-    assert time.monotonic() - stopped < 120
+    assert_prompt(stopped, "the index build after its server stopped")
     errors = [line for line in output.splitlines() if line.startswith("error:")]
     assert errors == [line for line in output.splitlines() if "error" in line.lower()], output
     assert len(errors) == 1 and "Traceback" not in output

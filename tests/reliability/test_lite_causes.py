@@ -14,10 +14,11 @@ import pytest
 from factdebate.cli import app
 from factdebate.tools.retrieval.manifest import IndexUnavailableError
 from factdebate.tools.retrieval.milvus import BUSY_HINT, milvus_client
+from tests.bounded import COMMAND_GUARD_S, PROMPT_S, assert_prompt, run_bounded
 from tests.conftest import REPO
 from tests.reliability.bench_cli import one_line_error, runner
 
-AT_ONCE_S = 2.0
+AT_ONCE_S = PROMPT_S  # far above an open's work, far below the full wait set below
 
 
 def open_fails(path: Path) -> str:
@@ -33,8 +34,8 @@ def open_fails(path: Path) -> str:
 
 @pytest.fixture(autouse=True)
 def full_wait(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The default wait for a held file: no cause below may spend it."""
-    monkeypatch.delenv("FACTDEBATE_INDEX_WAIT_S", raising=False)
+    """The longest wait for a held file: no cause below may spend it."""
+    monkeypatch.setenv("FACTDEBATE_INDEX_WAIT_S", "600")
 
 
 def test_a_file_of_junk_bytes_is_not_a_lite_database(tmp_path: Path) -> None:
@@ -70,7 +71,7 @@ def test_index_names_the_junk_file_in_one_line(tmp_path: Path, data_home: Path) 
     corpus.write_text('{"id": "1", "text": "The Sun is a star."}\n')
     started = time.monotonic()
     result = runner.invoke(app, ["index", str(corpus), "--collection", "junk"])
-    assert time.monotonic() - started < 10  # before the encoder loads
+    assert_prompt(started, "index on a junk file")  # refused before the encoder loads
     one_line_error(result, "it is a file, not a Milvus Lite database")
 
 
@@ -101,13 +102,14 @@ def in_private_mount(tmp_path: Path, setup: str, target: str) -> str:
     if probe.returncode != 0:
         pytest.skip(f"no private mount namespace here: {probe.stderr.decode()[:200]}")
     script = f'{setup} && exec "{sys.executable}" -c "$TRY_OPEN" "{target}"'
-    done = subprocess.run(
+    done = run_bounded(
         ["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
         cwd=REPO,
         env={**os.environ, "TRY_OPEN": TRY_OPEN, "PYTHONPATH": str(REPO)},
         capture_output=True,
         text=True,
-        timeout=120,
+        what="a Milvus Lite open in a private mount",
+        guard_s=COMMAND_GUARD_S,
     )
     lines = done.stdout.strip().splitlines()
     assert done.returncode == 0 and lines, done.stderr[-2000:]

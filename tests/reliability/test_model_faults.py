@@ -19,6 +19,7 @@ from factdebate.nodes.state import MODEL_FAILURE
 from factdebate.nodes.tool_mad.context import ToolMADContext
 from factdebate.tools.models import llm
 from factdebate.tools.models.providers import register_model
+from tests.bounded import PROMPT_S
 from tests.conftest import doc
 from tests.fakes import ScriptedChatModel
 
@@ -232,7 +233,7 @@ async def test_tool_mad_with_a_hanging_model_ends_with_timeouts(waits, fake_tool
                 stability_score=False,
             ),
         ),
-        timeout=20,
+        timeout=PROMPT_S,  # a hang guard: every call gives up at 0.05 s
     )
     assert out["verdict"] is None and out["stop_reason"]
     assert {e["kind"] for e in out["errors"]} >= {"timeout"}

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from factdebate.cli import app
+from tests.bounded import COMMAND_GUARD_S, run_bounded
 from tests.conftest import REPO
 from tests.reliability.bench_cli import bench_args, fever_mini, one_line_error, runner
 
@@ -164,7 +165,6 @@ except OSError as exc:
 def test_a_failed_rewrite_of_results_keeps_every_finished_row(tmp_path: Path):
     """A disk that fills up while resume rewrites results.jsonl must not cost finished rows."""
     import json
-    import subprocess
     import sys
 
     from factdebate.bench import read_results
@@ -177,11 +177,12 @@ def test_a_failed_rewrite_of_results_keeps_every_finished_row(tmp_path: Path):
     text = "".join(json.dumps(r) + "\n" for r in rows) + '{"id": "item-40", "predic'
     path.write_text(text, encoding="utf-8")  # a truncated last line forces the rewrite
     limit = len(text) // 2
-    done = subprocess.run(
+    done = run_bounded(
         [sys.executable, "-c", REWRITE_UNDER_A_FULL_DISK, str(path), str(limit)],
         capture_output=True,
         text=True,
-        timeout=120,
+        what="the CLI child",
+        guard_s=COMMAND_GUARD_S,
         cwd=REPO,
     )
     assert "write failed" in done.stdout, done.stdout + done.stderr

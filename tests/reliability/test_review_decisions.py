@@ -17,6 +17,7 @@ from factdebate.graphs.registry import load_method
 from factdebate.nodes.review import ReviewError, pending_review
 from factdebate.review.resume import aresume
 from factdebate.runs.checkpoints import open_checkpointer
+from tests.bounded import COMMAND_GUARD_S
 from tests.nodes.baselines.test_graph import CLAIM, mad_rules
 from tests.pg_server import PgServer, postgres_or_skip
 
@@ -156,7 +157,7 @@ async def _decided_after_a_killed_claimant(db: str, name: str) -> None:
         text=True,
     )
     try:
-        line = await asyncio.wait_for(asyncio.to_thread(child.stdout.readline), 120)  # type: ignore[union-attr]
+        line = await asyncio.wait_for(asyncio.to_thread(child.stdout.readline), COMMAND_GUARD_S)  # type: ignore[union-attr]
         assert line.strip() == "claimed", child.stderr.read() if child.stderr else ""
         with pytest.raises(ReviewError, match="another reviewer is deciding it"):
             await aresume("k", checkpoint=db, approve=True)  # the live claim holds
@@ -278,8 +279,8 @@ async def _settled(url: str, thread: str) -> dict[str, Any]:
     """The thread's state once no run of it is in flight."""
     import time
 
-    deadline = time.monotonic() + 60
-    async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+    deadline = time.monotonic() + COMMAND_GUARD_S
+    async with httpx.AsyncClient(base_url=url, timeout=COMMAND_GUARD_S) as http:
         while (await http.get(f"/threads/{thread}")).json()["status"] == "busy":
             assert time.monotonic() < deadline, "the resumed run did not finish"
             await asyncio.sleep(0.2)
@@ -297,7 +298,7 @@ async def _decisions_on_record(client: Any, thread: str) -> list[Any]:
 async def test_a_resume_without_settings_on_runs_wait_is_checked_recorded_and_once(live: str):
     """The resume comes without ``review`` (no context at all): the thread's review still holds."""
     client, thread = await _paused_on(live)
-    async with httpx.AsyncClient(base_url=live, timeout=60) as http:
+    async with httpx.AsyncClient(base_url=live, timeout=COMMAND_GUARD_S) as http:
         go_on = await http.post(f"/threads/{thread}/runs/wait", json={"assistant_id": "tool-mad"})
         assert go_on.status_code == 422 and "awaiting review" in go_on.json()["detail"]
         bad = await http.post(
@@ -328,7 +329,7 @@ def _run_start(http: httpx.AsyncClient, thread: str, decision: Any, ident: int =
 @pytest.mark.service
 async def test_three_resumes_at_once_through_v2_commands_decide_once(live: str):
     client, thread = await _paused_on(live)
-    async with httpx.AsyncClient(base_url=live, timeout=60) as http:
+    async with httpx.AsyncClient(base_url=live, timeout=COMMAND_GUARD_S) as http:
         bad = await _run_start(http, thread, {"verdict": "NOPE"})
         assert bad.status_code == 422 and "unknown verdict" in bad.json()["detail"]
         answers = await asyncio.gather(
@@ -367,7 +368,7 @@ async def test_input_respond_through_v2_commands_is_a_checked_decision(live: str
     state = await client.threads.get_state(thread)
     (interrupt,) = [i for task in state["tasks"] for i in task["interrupts"]]
     command = {"id": 1, "method": "input.respond", "params": {"interrupt_id": interrupt["id"]}}
-    async with httpx.AsyncClient(base_url=live, timeout=60) as http:
+    async with httpx.AsyncClient(base_url=live, timeout=COMMAND_GUARD_S) as http:
         command["params"]["response"] = {"approve": True, "verdict": "REFUTES"}
         bad = await http.post(f"/threads/{thread}/commands", json=command)
         assert bad.status_code == 422 and "exactly one" in bad.json()["detail"]

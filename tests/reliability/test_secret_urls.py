@@ -12,6 +12,7 @@ from factdebate.cli import app
 from factdebate.runs.checkpoints import shown
 from factdebate.tools.core.secrets import REDACTED, redact
 from factdebate.tools.core.terminal import SafeConsole
+from tests.bounded import COMMAND_GUARD_S, run_bounded
 from tests.fake_provider import fake_provider
 from tests.reliability.bench_cli import bench_args, fever_mini, one_line_error, runner
 
@@ -160,7 +161,6 @@ def test_verify_review_on_postgres_shows_its_password_nowhere(scripted) -> None:
 
 
 def test_a_bug_s_traceback_from_the_cli_is_redacted_too() -> None:
-    import subprocess
     import sys
 
     from tests.conftest import REPO
@@ -170,8 +170,13 @@ def test_a_bug_s_traceback_from_the_cli_is_redacted_too() -> None:
         "install_redacted_tracebacks()\n"
         f"raise RuntimeError('cannot reach http://user:p@{SECRET}@host/v1')\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", crash], cwd=REPO, capture_output=True, text=True, timeout=60
+    done = run_bounded(
+        [sys.executable, "-c", crash],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        what="the crashing child",
+        guard_s=COMMAND_GUARD_S,
     )
     assert done.returncode == 1 and "Traceback" in done.stderr
     assert SECRET not in done.stderr and "http://user:[redacted]@host/v1" in done.stderr

@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from factdebate.cli import app
 from factdebate.tools import dispatch
 from factdebate.tools.models import llm
 from factdebate.tools.models.providers import register_model
+from tests.bounded import COMMAND_GUARD_S, MODEL_GUARD_S, run_bounded
 from tests.conftest import REPO
 from tests.fakes import ScriptedChatModel
 from tests.reliability.bench_cli import bench_args, fever_mini, runner
@@ -129,7 +129,7 @@ def _no_secret_in_failed_runs(
         "call_timeout_s=10",
     ]
     env = {**keys, "FACTDEBATE_HOME": str(data_home)}
-    verify = subprocess.run(
+    verify = run_bounded(
         [
             sys.executable,
             "-m",
@@ -144,7 +144,8 @@ def _no_secret_in_failed_runs(
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        what="the CLI child",
+        guard_s=MODEL_GUARD_S,
     )
     assert verify.returncode == 0, verify.stderr
     assert "recorded errors" in verify.stdout
@@ -159,7 +160,7 @@ def _no_secret_in_failed_runs(
     first = (src / "claims.jsonl").read_text(encoding="utf-8").splitlines()[0]
     (dst / "claims.jsonl").write_text(first + "\n", encoding="utf-8")
     out_dir = tmp_path / "run"
-    bench = subprocess.run(
+    bench = run_bounded(
         [
             sys.executable,
             "-m",
@@ -183,7 +184,8 @@ def _no_secret_in_failed_runs(
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        what="the CLI child",
+        guard_s=MODEL_GUARD_S,
     )
     assert bench.returncode == 0, bench.stderr
     assert_clean(bench.stdout + bench.stderr)
@@ -374,15 +376,15 @@ warnings.warn("API key " + key + " is not valid for this endpoint")
 
 def test_langsmith_sdk_logs_and_warnings_are_redacted():
     import os
-    import subprocess
     import sys
 
     env = {**os.environ, "LANGSMITH_API_KEY": ECHOED_KEY, "PYTHONWARNINGS": "always"}
-    done = subprocess.run(
+    done = run_bounded(
         [sys.executable, "-c", SDK_LOGS_A_KEY],
         capture_output=True,
         text=True,
-        timeout=120,
+        what="the CLI child",
+        guard_s=COMMAND_GUARD_S,
         env=env,
         cwd=REPO,
     )

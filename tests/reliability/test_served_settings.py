@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.bounded import COMMAND_GUARD_S
 from tests.capture_server import CaptureServer, capture_server
 from tests.context_check import send
 
@@ -237,7 +238,7 @@ async def test_a_live_server_sends_no_key_to_a_client_named_host_and_writes_no_c
     ]
     claim = {"claim": "The Eiffel Tower is located in Paris."}
     client = get_client(url=url)
-    raw = httpx.AsyncClient(base_url=url, timeout=60)
+    raw = httpx.AsyncClient(base_url=url, timeout=COMMAND_GUARD_S)
     thread = (await client.threads.create())["thread_id"]
     assistant = await client.assistants.create("tool-mad")
     aid = assistant["assistant_id"]
@@ -325,7 +326,7 @@ async def test_a_live_server_accepts_an_indexed_collection_and_refuses_an_unknow
     """Under `langgraph dev` (blocking calls raise there) the collection look-up answers."""
     url, _, folder = live
     claim = {"claim": "The Eiffel Tower is located in Paris."}
-    async with httpx.AsyncClient(base_url=url, timeout=120) as raw:
+    async with httpx.AsyncClient(base_url=url, timeout=COMMAND_GUARD_S) as raw:
         context = {"model": "scripted-server", "collection": "scifact"}
         done = await raw.post(
             "/runs/wait", json={"assistant_id": "tool-mad", "input": claim, "context": context}
@@ -347,7 +348,7 @@ async def test_a_live_server_answers_deeply_nested_json_with_a_422(
 ):
     url, _, _ = live
     deep = b'{"assistant_id": "tool-mad", "metadata": ' + b"[" * 1000 + b"]" * 1000 + b"}"
-    async with httpx.AsyncClient(base_url=url, timeout=60) as raw:
+    async with httpx.AsyncClient(base_url=url, timeout=COMMAND_GUARD_S) as raw:
         response = await raw.post(path, content=deep, headers={"content-type": "application/json"})
     assert "nests deeper than" in _detail(response)
 

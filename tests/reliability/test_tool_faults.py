@@ -11,6 +11,7 @@ from factdebate.nodes.debate_cv.context import DebateCVContext
 from factdebate.nodes.madam_rag.context import MadamContext
 from factdebate.nodes.tool_mad.context import ToolMADContext
 from factdebate.tools import dispatch
+from tests.bounded import COMMAND_GUARD_S, assert_prompt, run_bounded
 from tests.nodes.debate_cv.test_graph import rules as cv_rules
 from tests.nodes.debate_cv.test_graph import stop_at
 from tests.nodes.tool_mad.test_graph import ARGUE_MARK, CLAIM, debate_rules
@@ -142,17 +143,18 @@ def test_milvus_file_held_by_another_process_is_a_one_line_cli_error(tmp_path):
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
         env = {**os.environ, "FACTDEBATE_HOME": str(home)}
         started = time.monotonic()
-        proc = subprocess.run(
+        proc = run_bounded(
             [sys.executable, "-m", "factdebate.cli", "verify", "A claim", "--collection", "x"],
             env=env,
             capture_output=True,
             text=True,
-            timeout=120,
+            what="verify on a held Milvus file",
+            guard_s=COMMAND_GUARD_S,
         )
         assert proc.returncode == 2
         assert "another process may be using this Milvus Lite file" in proc.stderr
         assert "Traceback" not in proc.stderr and proc.stdout == ""
-        assert time.monotonic() - started < 120
+        assert_prompt(started, "verify on a held Milvus file")
     finally:
         holder.kill()
         holder.wait()

@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.bounded import COMMAND_GUARD_S, SERVICE_START_S
 from tests.chromium import FLAGS, SHOTS_ENV
 from tests.conftest import REPO
 from tests.langgraph_server import LanggraphDev
@@ -31,7 +32,7 @@ from tests.services import free_port, stop_group
 pytestmark = pytest.mark.service
 
 INBOX_ENV = "FACTDEBATE_AGENT_INBOX"
-READY_S = 120.0
+READY_S = SERVICE_START_S
 
 
 def inbox_build() -> Path:
@@ -78,7 +79,7 @@ class Page:
         self.calls += 1
         await self.ws.send(json.dumps({"id": self.calls, "method": method, "params": params}))
         while True:
-            message = json.loads(await asyncio.wait_for(self.ws.recv(), 60))
+            message = json.loads(await asyncio.wait_for(self.ws.recv(), COMMAND_GUARD_S))
             if message.get("id") == self.calls:
                 assert "error" not in message, message
                 result: dict[str, Any] = message.get("result", {})
@@ -90,7 +91,7 @@ class Page:
         )
         return found.get("result", {}).get("value")
 
-    async def shows(self, text: str, timeout: float = 90) -> str:
+    async def shows(self, text: str, timeout: float = COMMAND_GUARD_S) -> str:
         body = ""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -13,6 +13,7 @@ from factdebate.api import averify
 from factdebate.nodes.review import ReviewError, check_decision
 from factdebate.review.replay import ahistory, areplay, parse_start
 from factdebate.review.resume import aresume
+from tests.bounded import MODEL_GUARD_S, run_bounded
 from tests.conftest import REPO, doc
 from tests.nodes.baselines.test_graph import CLAIM, mad_rules
 
@@ -143,13 +144,14 @@ main()
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run(
+    return run_bounded(
         [sys.executable, "-c", CHILD, *args],
         cwd=REPO,
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        what="the review CLI child",
+        guard_s=MODEL_GUARD_S,
         input=stdin if stdin is not None else "",
     )
 

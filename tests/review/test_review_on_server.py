@@ -24,6 +24,7 @@ from factdebate.bench import arun_bench, read_results
 from factdebate.cli import app
 from factdebate.review.server_queue import QUEUE_DATASET, QUEUE_ITEM, QUEUE_RUN
 from tests.bench.test_runner import make_data
+from tests.bounded import COMMAND_GUARD_S
 from tests.conftest import REPO
 from tests.langgraph_server import LanggraphDev
 from tests.server_graph import CLAIM
@@ -112,14 +113,14 @@ async def test_the_interrupt_is_langchains_request_and_a_bad_decision_changes_no
         answer = httpx.post(
             f"{server.url}/threads/{thread}/runs/wait",
             json={"assistant_id": "tool-mad", "command": {"resume": resume}},
-            timeout=60,
+            timeout=COMMAND_GUARD_S,
         )
         assert answer.status_code == 422 and why in answer.text, (resume, answer.text)
         assert await waiting_on(client, thread) == request  # same request, still waiting
     resolved = httpx.post(  # the Agent Inbox's "Mark as Resolved": no decision, refused
         f"{server.url}/threads/{thread}/state",
         json={"values": None, "as_node": "__end__"},
-        timeout=60,
+        timeout=COMMAND_GUARD_S,
     )
     assert resolved.status_code == 422 and "without a decision" in resolved.text
     assert await waiting_on(client, thread) == request
@@ -205,7 +206,7 @@ async def test_a_bench_queue_on_the_server_is_listed_and_decided_once(
     twice = httpx.post(
         f"{server.url}/threads/{first}/runs/wait",
         json={"assistant_id": "tool-mad", "command": {"resume": approve}},
-        timeout=60,
+        timeout=COMMAND_GUARD_S,
     )
     assert twice.status_code == 409 and "already decided" in twice.text
     verdicts = {}

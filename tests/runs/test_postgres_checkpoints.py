@@ -23,6 +23,7 @@ import pytest
 
 from factdebate.tools.models.providers import register_model
 from factdebate.tools.models.reach import PROBE_MARK
+from tests.bounded import COMMAND_GUARD_S, communicate_bounded
 from tests.conftest import REPO
 from tests.fake_provider import fake_provider
 from tests.fakes import ScriptedChatModel
@@ -132,7 +133,9 @@ def test_tool_mad_killed_after_round_one_resumes_from_postgres(pg: PgServer) -> 
     with fake_provider(counting) as provider:
         first = child("tool-mad", provider.model(), CLAIM, "t-1", url)
         try:
-            assert counting.held.wait(180), f"round 2 never started: {first.communicate()}"
+            assert counting.held.wait(COMMAND_GUARD_S), (
+                f"round 2 never started: {first.communicate()}"
+            )
             first.send_signal(signal.SIGKILL)  # round 1 is saved; round 2 is waiting on a call
             first.wait(timeout=30)
         finally:
@@ -143,7 +146,9 @@ def test_tool_mad_killed_after_round_one_resumes_from_postgres(pg: PgServer) -> 
         assert sum(ARGUE_MARK in p for p in answered_before) == 2  # both round-1 arguments
 
         second = child("tool-mad", provider.model(), CLAIM, "t-1", url)
-        stdout, stderr = second.communicate(timeout=240)
+        stdout, stderr = communicate_bounded(
+            second, what="the resumed run", guard_s=COMMAND_GUARD_S
+        )
     assert second.returncode == 0, stderr
     assert "resuming" in stderr
     result = json.loads(stdout)
@@ -172,7 +177,10 @@ def test_two_processes_on_two_threads_share_one_database(pg: PgServer) -> None:
     counting.delay = 0.3
     with fake_provider(counting) as provider:
         procs = {t: child("mad", provider.model(), c, t, url) for t, c in claims.items()}
-        outs = {t: p.communicate(timeout=180) for t, p in procs.items()}
+        outs = {
+            t: communicate_bounded(p, what="a run on PostgreSQL", guard_s=COMMAND_GUARD_S)
+            for t, p in procs.items()
+        }
     for thread, proc in procs.items():
         assert proc.returncode == 0, outs[thread][1]
     results = {t: json.loads(outs[t][0]) for t in claims}
@@ -262,12 +270,16 @@ def test_database_gone_mid_run_is_one_line_and_loses_no_finished_step(pg: PgServ
     with fake_provider(counting) as provider:
         first = child("mad", provider.model(), CLAIM, "t-1", url)
         try:
-            assert counting.held.wait(120), f"round 2 never started: {first.communicate()}"
+            assert counting.held.wait(COMMAND_GUARD_S), (
+                f"round 2 never started: {first.communicate()}"
+            )
             pg.stop()  # round 1 is saved; the database goes away while round 2 runs
         finally:
             counting.release.set()
         try:
-            _, stderr = first.communicate(timeout=60)
+            _, stderr = communicate_bounded(
+                first, what="the run whose database stopped", guard_s=COMMAND_GUARD_S
+            )
         finally:
             pg.start()  # back for the rest of the module, whatever happened
         assert first.returncode != 0
@@ -279,7 +291,9 @@ def test_database_gone_mid_run_is_one_line_and_loses_no_finished_step(pg: PgServ
         assert len(answered_before) == 3  # round 1: affirmative, negative, judge
 
         second = child("mad", provider.model(), CLAIM, "t-1", url)
-        stdout, stderr2 = second.communicate(timeout=120)
+        stdout, stderr2 = communicate_bounded(
+            second, what="the resumed run", guard_s=COMMAND_GUARD_S
+        )
     assert second.returncode == 0, stderr2
     assert "resuming" in stderr2
     result = json.loads(stdout)

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from factdebate.graphs.registry import METHODS
+from tests.bounded import COMMAND_GUARD_S
 from tests.conftest import REPO
 from tests.langgraph_server import LanggraphDev
 from tests.server_graph import CLAIM
@@ -43,7 +44,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LanggraphDev]:
 def mcp(url: str, method: str, params: dict[str, Any], call_id: int = 1) -> dict[str, Any]:
     """One JSON-RPC call to the server's MCP endpoint (streamable HTTP, JSON answer)."""
     body = {"jsonrpc": "2.0", "id": call_id, "method": method, "params": params}
-    answer = httpx.post(f"{url}/mcp", json=body, headers=MCP_HEADERS, timeout=300)
+    answer = httpx.post(f"{url}/mcp", json=body, headers=MCP_HEADERS, timeout=COMMAND_GUARD_S)
     assert answer.status_code == 200, answer.text
     reply: dict[str, Any] = answer.json()
     assert "error" not in reply, reply

@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from typing import Literal
 
 import pytest
 
 from factdebate.server.app import checks
+from tests.bounded import COMMAND_GUARD_S, run_bounded
 from tests.conftest import REPO
 
 Kind = Literal["middleware", "in-graph", "no-run"]
@@ -154,13 +154,14 @@ def served_routes() -> set[tuple[str, str]]:
         "LANGGRAPH_API_URL": "http://127.0.0.1:9",
         "PYTHONPATH": str(REPO),
     }
-    done = subprocess.run(
+    done = run_bounded(
         [sys.executable, "-c", _WALK],
         env=env,
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=300,
+        what="the route-table walk",
+        guard_s=COMMAND_GUARD_S,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]

@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.bounded import COMMAND_GUARD_S, SERVICE_START_S
 from tests.conftest import REPO
 from tests.pg_server import PgServer, free_port, postgres_or_skip
 from tests.services import stop_group
@@ -59,7 +60,7 @@ def start(python: str, args: list[str], folder: Path) -> subprocess.Popen[bytes]
     )
     log.close()
     url = f"http://127.0.0.1:{args[0]}"
-    deadline = time.monotonic() + 180
+    deadline = time.monotonic() + SERVICE_START_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             pytest.fail(f"server exited: {(folder / 'server.log').read_text()[-2000:]}")
@@ -91,7 +92,7 @@ def test_thread_survives_a_restart_of_the_open_postgres_server(pg: PgServer, tmp
     server = None
     try:
         server = start(python, args, tmp_path)
-        thread = httpx.post(f"{url}/threads", json={}, timeout=30).json()["thread_id"]
+        thread = httpx.post(f"{url}/threads", json={}, timeout=COMMAND_GUARD_S).json()["thread_id"]
         run = httpx.post(
             f"{url}/threads/{thread}/runs/wait",
             json={
@@ -99,12 +100,12 @@ def test_thread_survives_a_restart_of_the_open_postgres_server(pg: PgServer, tmp
                 "input": {"claim": "The Eiffel Tower is in Paris."},
                 "context": {"model": "fixed-latency"},
             },
-            timeout=120,
+            timeout=COMMAND_GUARD_S,
         )
         assert run.status_code == 200 and run.json()["verdict"] == "SUPPORTS"
         stop_group(server, 30)
         server = start(python, args, tmp_path)
-        state = httpx.get(f"{url}/threads/{thread}/state", timeout=30).json()
+        state = httpx.get(f"{url}/threads/{thread}/state", timeout=COMMAND_GUARD_S).json()
         assert state["values"]["verdict"] == "SUPPORTS"
         import psycopg
 

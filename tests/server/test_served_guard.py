@@ -19,6 +19,7 @@ import pytest
 from factdebate.graphs.registry import METHODS, context_class, served_graph
 from factdebate.nodes.policy import collection_indexed, served
 from factdebate.tools.core.errors import SettingsError
+from tests.bounded import COMMAND_GUARD_S
 from tests.capture_server import CaptureServer, capture_server
 from tests.conftest import REPO
 from tests.langgraph_server import LanggraphDev, websocket_run_failure
@@ -148,7 +149,7 @@ def _refused(result: Any) -> str:
 
 
 def _join(client: httpx.Client, thread: str, run: str) -> Any:
-    return client.get(f"/threads/{thread}/runs/{run}/join", timeout=60).json()
+    return client.get(f"/threads/{thread}/runs/{run}/join", timeout=COMMAND_GUARD_S).json()
 
 
 @pytest.mark.service
@@ -165,7 +166,7 @@ async def test_without_the_middleware_every_route_is_refused_by_the_served_graph
         {"milvus_uri": str(target / "milvus.db")},
         {"collection": "never_indexed"},
     ]
-    client = httpx.Client(base_url=url, timeout=60)
+    client = httpx.Client(base_url=url, timeout=COMMAND_GUARD_S)
     new_thread = lambda: client.post("/threads", json={}).json()["thread_id"]  # noqa: E731
     # a cron fires at the next minute: created first, its run checked last
     cron_thread = new_thread()
@@ -231,7 +232,7 @@ async def test_without_the_middleware_every_route_is_refused_by_the_served_graph
         (key,) = settings
         assert all(reason.startswith(f"setting {key}=") for reason in reasons), reasons
         assert len(set(reasons)) == 1, reasons  # the same line, whatever the route
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + COMMAND_GUARD_S
     runs: list[dict[str, Any]] = []
     while time.monotonic() < deadline and not runs:
         runs = [

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from factdebate.training.syndec import (
     export_training,
     load_claims,
 )
+from tests.bounded import MODEL_GUARD_S, run_bounded
 from tests.conftest import REPO, doc
 
 runner = CliRunner()
@@ -359,7 +359,14 @@ def test_smoke_training_on_smollm2_then_moderates(tmp_path: Path) -> None:
         "--device",
         "cpu",
     ]
-    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, timeout=1200)
+    done = run_bounded(
+        command,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        what="the moderator training run",
+        guard_s=MODEL_GUARD_S,
+    )
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     manifest = json.loads((run / "run.json").read_text(encoding="utf-8"))
     for stage in ("sft", "dpo"):
@@ -368,7 +375,14 @@ def test_smoke_training_on_smollm2_then_moderates(tmp_path: Path) -> None:
         assert points[-1][1] < points[0][1], (stage, points)
         assert (run / stage / "adapter" / "adapter_config.json").is_file()
         assert (run / stage / "loss.png").read_bytes()[:4] == b"\x89PNG"
-    again = subprocess.run(command, cwd=REPO, env=env, capture_output=True, timeout=600)
+    again = run_bounded(
+        command,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        what="the moderator training rerun",
+        guard_s=MODEL_GUARD_S,
+    )
     assert again.returncode == 0, again.stderr.decode()[-2000:]  # finished stages are skipped
     assert json.loads((run / "run.json").read_text(encoding="utf-8")) == manifest
 

@@ -25,6 +25,7 @@ from factdebate.training.syndec import (
     completed_ids,
     run_syndec,
 )
+from tests.bounded import COMMAND_GUARD_S
 from tests.conftest import REPO, doc
 
 LABELS = ["SUPPORTS", "REFUTES", "NOT ENOUGH INFO", "CONFLICTING"]
@@ -307,7 +308,7 @@ async def test_killed_export_resumes_without_duplicates_or_losses(scripted, tmp_
         [sys.executable, str(script)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     path = out / SYNDEC_FILE
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + COMMAND_GUARD_S
     try:
         while time.monotonic() < deadline:
             if path.exists() and path.read_bytes().count(b"\n") >= 5:

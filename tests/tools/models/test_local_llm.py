@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import pytest
 from factdebate.tools.core import cpu
 from factdebate.tools.core.records import ModelConfigError
 from factdebate.tools.models import local_llm
+from tests.bounded import MODEL_GUARD_S, run_bounded
 
 AMX_INFO = b"CPU : AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | OPENMP = 1 | "
 SEGFAULT = "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
@@ -22,10 +22,11 @@ SEGFAULT = "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
 def test_installed_build_generates_a_token_on_this_machine():
     """Run in a child process so a crashing build fails this test instead of killing pytest."""
     path = str(local_llm.local_model_path())
-    probe = subprocess.run(
+    probe = run_bounded(
         [sys.executable, "-c", local_llm.BUILD_PROBE, path],
         capture_output=True,
-        timeout=300,
+        what="the llama.cpp build probe",
+        guard_s=MODEL_GUARD_S,
         check=False,
     )
     assert probe.returncode == 0, (

@@ -18,6 +18,7 @@ from factdebate.tools.retrieval.embeddings import (
     load_encoder,
     requested_encoder,
 )
+from tests.bounded import MODEL_GUARD_S, run_bounded
 from tests.conftest import doc
 from tests.nodes.tool_mad.test_graph import CLAIM, debate_rules
 
@@ -261,24 +262,24 @@ def test_cli_indexes_with_the_named_encoder_and_refuses_another_before_debating(
     another ``embed_model`` stops with one line before any model call."""
     import json
     import os
-    import subprocess
     import sys
 
     corpus = tmp_path / "docs.jsonl"
     corpus.write_text("\n".join(json.dumps(d) for d in DOCS), encoding="utf-8")
     env = {**os.environ, "FACTDEBATE_HOME": str(data_home)}
     cli = [sys.executable, "-c", "from factdebate.cli import main; main()"]
-    built = subprocess.run(
+    built = run_bounded(
         [*cli, "index", str(corpus), "--collection", "tiny"],
         env={**env, embeddings.ENCODER_ENV: tiny_models["encoder"]},
         capture_output=True,
         text=True,
-        timeout=300,
+        what="the encoder child",
+        guard_s=MODEL_GUARD_S,
     )
     assert built.returncode == 0, built.stderr[-2000:]
     manifest = json.loads((data_home / "manifests" / "tiny.json").read_text("utf-8"))
     assert manifest["embedding_model"] == tiny_models["encoder"]
-    refused = subprocess.run(
+    refused = run_bounded(
         [
             *cli,
             "verify",
@@ -293,7 +294,8 @@ def test_cli_indexes_with_the_named_encoder_and_refuses_another_before_debating(
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        what="the encoder child",
+        guard_s=MODEL_GUARD_S,
     )
     assert refused.returncode == 2, refused.stdout[-2000:] + refused.stderr[-2000:]
     lines = [line for line in refused.stderr.splitlines() if line.strip()]

@@ -25,6 +25,7 @@ from factdebate.tools.retrieval.manifest import (
 )
 from factdebate.tools.retrieval.manifest_store import live_manifest
 from factdebate.tools.retrieval.milvus import locked_client
+from tests.bounded import MODEL_GUARD_S, run_bounded
 from tests.conftest import REPO
 
 CORPUS = [
@@ -165,12 +166,13 @@ print(json.dumps(out))
 
 
 def _python(home: Path, *args: str, code: str = ELSEWHERE) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return run_bounded(
         [sys.executable, *args] if not code else [sys.executable, "-c", code, *args],
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=600,
+        what="the full-text child",
+        guard_s=MODEL_GUARD_S,
         env={
             **{k: v for k, v in os.environ.items() if k != "FACTDEBATE_LEXICAL"},
             "FACTDEBATE_HOME": str(home),

@@ -25,6 +25,7 @@ from factdebate.tools.retrieval.index import split_passages
 from factdebate.tools.retrieval.lexical import PassageStore
 from factdebate.tools.retrieval.manifest import bm25_dir, corpus_hash
 from factdebate.tools.retrieval.manifest_store import live_manifest
+from tests.bounded import MODEL_GUARD_S, communicate_bounded, run_bounded
 from tests.conftest import REPO
 
 FEVER_PAGES = [
@@ -238,7 +239,7 @@ def test_sigkilled_ingest_resumes_without_losing_or_duplicating_a_passage(
     checkpoint = json.loads((data_home / "builds" / "resumed.json").read_text())
     assert 0 < checkpoint["passages"] < len(expected)
     second = _child(data_home, str(corpus), "0", lexical=lexical)
-    output, _ = second.communicate(timeout=600)
+    output, _ = communicate_bounded(second, what="the second index build", guard_s=MODEL_GUARD_S)
     assert second.returncode == 0, output
     lines = output.splitlines()
     assert lines[0] == f"batch {checkpoint['documents']} {checkpoint['passages']}", output
@@ -253,12 +254,13 @@ def test_sigkilled_ingest_resumes_without_losing_or_duplicating_a_passage(
         assert not (data_home / "bm25").exists()
     assert manifest.corpus_sha256 == corpus_hash(expected)
     assert not (data_home / "builds" / "resumed.json").exists()
-    counted = subprocess.run(
+    counted = run_bounded(
         [sys.executable, "-c", textwrap.dedent(STORED)],
         capture_output=True,
         text=True,
         env={**os.environ, "FACTDEBATE_HOME": str(data_home), "PYTHONPATH": str(REPO)},
-        timeout=300,
+        what="the index child",
+        guard_s=MODEL_GUARD_S,
     )
     n = len(expected)
     summary, rows = counted.stdout.splitlines()[-2:]

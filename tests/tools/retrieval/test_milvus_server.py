@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.bounded import MODEL_GUARD_S, run_bounded, wait_bounded
 from tests.conftest import REPO
 from tests.milvus_server import MilvusServer, MilvusUnavailable, running_milvus
 
@@ -80,11 +81,12 @@ print(json.dumps(out))
 
 def retrieve_elsewhere(home: Path, uri: str, engine: str) -> dict[str, Any]:
     """Retrieve from ``shared`` in a second process on ``home``; what it found or its error."""
-    done = subprocess.run(
+    done = run_bounded(
         [sys.executable, "-c", RETRIEVE, uri, engine],
         capture_output=True,
         text=True,
-        timeout=300,
+        what="the CLI against a Milvus server",
+        guard_s=MODEL_GUARD_S,
         env={**os.environ, "FACTDEBATE_HOME": str(home), "PYTHONPATH": str(REPO)},
     )
     assert done.returncode == 0, done.stderr[-2000:]
@@ -225,7 +227,10 @@ def test_two_machines_building_one_collection_store_each_row_once(
                 env={**os.environ, "FACTDEBATE_HOME": str(home), "PYTHONPATH": str(REPO)},
             )
         )
-    results = [(run.wait(timeout=600), *run.communicate()) for run in runs]
+    results = [
+        (wait_bounded(run, what="a racing index build", guard_s=MODEL_GUARD_S), *run.communicate())
+        for run in runs
+    ]
     codes = sorted(code for code, _, _ in results)
     refused = [err for code, _, err in results if code == 2]
     assert codes == [0, 2], results

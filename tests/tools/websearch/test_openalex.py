@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import json
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -59,11 +58,17 @@ WORKS = [
 
 
 class FakeOpenAlex:
-    """Serves /works; ``plan`` scripts each request: 'ok', a status code, or ('slow', seconds)."""
+    """Serves /works; ``plan`` scripts each request: 'ok', a status code, or ('slow', seconds).
+
+    A slow answer waits up to its seconds or until ``release`` is set (at ``stop``); ``holding``
+    counts the answers waiting now.
+    """
 
     def __init__(self) -> None:
         self.plan: list[Any] = []
         self.requests: list[dict[str, list[str]]] = []
+        self.release = threading.Event()
+        self.holding = 0
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -72,7 +77,9 @@ class FakeOpenAlex:
                 fake.requests.append(parse_qs(url.query))
                 step = fake.plan.pop(0) if fake.plan else "ok"
                 if isinstance(step, tuple):
-                    time.sleep(step[1])
+                    fake.holding += 1
+                    fake.release.wait(step[1])
+                    fake.holding -= 1
                     step = "ok"
                 if step != "ok" or url.path != "/works":
                     self.send_response(int(step) if step != "ok" else 404)
@@ -97,6 +104,7 @@ class FakeOpenAlex:
         self.thread.start()
 
     def stop(self) -> None:
+        self.release.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -168,11 +176,10 @@ def test_client_error_is_not_retried(fake: FakeOpenAlex) -> None:
 
 
 def test_slow_answer_times_out_then_retry_succeeds(fake: FakeOpenAlex) -> None:
-    fake.plan = [("slow", 8.0)]
-    started = time.perf_counter()
-    docs = client(fake, timeout=0.3, retries=1).search("metformin", 3)
+    fake.plan = [("slow", 3600.0)]  # held until the test ends: only a timeout gets past it
+    docs = client(fake, timeout=1.0, retries=1).search("metformin", 3)
     assert len(docs) == 2 and len(fake.requests) == 2
-    assert time.perf_counter() - started < 6.0  # the 8-second answer was not waited for
+    assert fake.holding == 1  # the first answer was never waited for: it is still held
 
 
 def test_slow_answers_every_time_raise_a_timeout(fake: FakeOpenAlex) -> None:
