@@ -60,24 +60,43 @@ def get(
             "(default: $FACTDEBATE_DATASETS_MIRROR, else the official hosts).",
         ),
     ] = None,
+    deadline: Annotated[
+        float | None,
+        typer.Option(
+            "--deadline",
+            help="Seconds the whole download may take (every file, every retry; "
+            "default 10800). A cut download keeps its partial file.",
+        ),
+    ] = None,
+    min_rate: Annotated[
+        int | None,
+        typer.Option(
+            "--min-rate",
+            help="Bytes a second under which a download is cut, over 30 s (default 1024; 0: none).",
+        ),
+    ] = None,
 ) -> None:
     """Download a dataset's official release into the datasets folder, checked by SHA-256.
 
-    An interrupted download resumes when the command is run again; files already there and
-    checked are not fetched twice.
+    A dropped connection is resumed at once; an interrupted or cut download resumes when the
+    command is run again; files already there and checked are not fetched twice.
     """
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
     from factdebate.datasets import DatasetError, dataset, dataset_folder
-    from factdebate.datasets.download import MIRROR_ENV
+    from factdebate.datasets.download import MIRROR_ENV, limits
     from factdebate.datasets.records import download_root
     from factdebate.datasets.sources import get_release
 
     try:
         dataset(name)
+        bounds = limits(deadline, min_rate)
     except DatasetError as exc:
         fail(str(exc))
-    folder = dataset_folder(name, download_root())
+    root = download_root()
+    if root.exists() and not root.is_dir():
+        fail(f"the datasets folder {root} is not a folder (FACTDEBATE_DATASETS names a file?)")
+    folder = dataset_folder(name, root)
     assert folder is not None  # a root was given
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn())
     with Progress(*columns, TransferSpeedColumn(), console=err, transient=True) as bar:
@@ -89,7 +108,8 @@ def get(
             bar.update(tasks[file], completed=done)  # type: ignore[arg-type]
 
         try:
-            fetched = get_release(name, folder, mirror or os.environ.get(MIRROR_ENV), progress)
+            source = mirror or os.environ.get(MIRROR_ENV)
+            fetched = get_release(name, folder, source, progress, bounds, root)
         except DatasetError as exc:
             fail(str(exc))
     kept = "downloaded " + ", ".join(fetched) if fetched else "already there, checked"

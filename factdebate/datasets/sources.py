@@ -10,7 +10,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from factdebate.datasets.download import Download, fetch
+from factdebate.datasets.download import Clock, Download, Limits, fetch
 from factdebate.datasets.reading import jsonl_records
 from factdebate.datasets.records import DatasetError, LoadIssue
 from factdebate.tools.core.files import write_atomic
@@ -326,8 +326,13 @@ def get_release(
     folder: Path,
     mirror: str | None,
     progress: Callable[[str, int, int], None],
+    bounds: Limits | None = None,
+    root: Path | None = None,
 ) -> list[str]:
     """Download ``name``'s official files into ``folder`` and build what its loader reads.
+
+    ``bounds`` (the deadline and minimum rate) hold for every file together; ``root`` (the
+    datasets folder) is where links stop being followed.
 
     Returns:
         The files downloaded now (those already there and checked are skipped).
@@ -343,10 +348,11 @@ def get_release(
             f"{name} is not downloaded by factdebate: get {release.how} from {release.source} "
             f"and put {', '.join(release.files)} under {folder}"
         )
+    clock = Clock(bounds or Limits())
     fetched = [
         item.file
         for item in release.downloads
-        if fetch(item, folder, mirror, partial(progress, item.file))
+        if fetch(item, folder, mirror, partial(progress, item.file), clock=clock, root=root)
     ]
     if release.build is not None:
         release.build(folder)
