@@ -81,6 +81,8 @@ class CostSummary(_Model):
     """metrics.json's ``cost``: totals, means per item and usage per role."""
 
     llm_calls: Count
+    rejected: Count | None = None
+    """Attempts refused or failed, then retried: sent to the provider, not calls."""
     input_tokens: Count
     output_tokens: Count
     per_item: PerItemCost
@@ -159,6 +161,10 @@ class RunMetrics(_Model):
     unanswered: Count | None = None
     out_of_labels: Count | None = None
     failed: Count = 0
+    answered: Count | None = None
+    """Items not failed: the scores are over these."""
+    coverage: Share | None = None
+    """``answered`` / ``n``."""
     budget_exhausted: Count | None = None
     labels: list[Name] = []
     majority: Majority | None = None

@@ -47,13 +47,15 @@ def test_compute_metrics_on_hand_values() -> None:
         },
     ]
     m = compute_metrics(rows, ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO"))
-    assert m["accuracy"] == pytest.approx(1 / 3)
+    # the failed item (its run raised) is a fault, not a wrong answer: scores are over 2 items
+    assert (m["n"], m["answered"], m["coverage"]) == (3, 2, pytest.approx(2 / 3))
+    assert m["accuracy"] == pytest.approx(1 / 2)
     assert m["unparsed"] == 1 and m["failed"] == 1 and m["items_with_errors"] == 2
-    assert m["per_class"]["SUPPORTS"]["precision"] == pytest.approx(0.5)
-    assert m["per_class"]["SUPPORTS"]["f1"] == pytest.approx(2 / 3)
-    assert m["macro_f1"] == pytest.approx((2 / 3) / 3)
+    assert m["per_class"]["SUPPORTS"]["precision"] == pytest.approx(1.0)
+    assert m["per_class"]["SUPPORTS"]["f1"] == pytest.approx(1.0)
+    assert m["macro_f1"] == pytest.approx(1 / 3)
     assert m["confusion"]["REFUTES"] == {
-        "SUPPORTS": 1,
+        "SUPPORTS": 0,
         "REFUTES": 0,
         "NOT ENOUGH INFO": 0,
         "UNPARSED": 1,

@@ -123,7 +123,7 @@ def test_failed_unparsed_and_budget_rows_are_told_apart() -> None:
     ]
     m = compute_metrics(rows, ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO"))
     assert (m["unparsed"], m["out_of_labels"], m["failed"], m["budget_exhausted"]) == (3, 1, 2, 1)
-    assert m["confusion"]["SUPPORTS"]["UNPARSED"] == 7
+    assert m["confusion"]["SUPPORTS"]["UNPARSED"] == 5  # the 2 failed items are not scored
 
 
 def test_bench_counts_a_madam_rag_item_whose_calls_all_failed_as_failed(tmp_path: Path, scripted):

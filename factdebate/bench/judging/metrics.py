@@ -145,6 +145,21 @@ def failed_calls(row: Mapping[str, Any]) -> int:
     return sum(isinstance(e, Mapping) and e.get("kind") in MODEL_CALL_FAILURES for e in errors)
 
 
+def answered_rows(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The rows of items that were answered (not ``failed_item``): what the scores are over.
+
+    A failed item (its model calls brought no reply, or its run raised) is a fault, never a
+    wrong answer: it counts in ``coverage`` and in the cost, not in accuracy or its intervals.
+    """
+    return [r for r in rows if not failed_item(r)]
+
+
+def coverage(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``answered`` (items not failed) and ``coverage`` (answered / all items; 0.0 for none)."""
+    answered = len(answered_rows(rows))
+    return {"answered": answered, "coverage": _ratio(answered, len(rows))}
+
+
 def unreadable_flags(rows: Sequence[Mapping[str, Any]]) -> list[bool]:
     """Per row, whether a missing verdict counts as unparsed (not failed, not budget-stopped)."""
     return [not failed_item(r) and r.get("stop_reason") != BUDGET_STOP for r in rows]

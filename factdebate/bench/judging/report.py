@@ -20,6 +20,8 @@ from factdebate.bench.judging.comparing import (
 )
 from factdebate.bench.judging.metrics import (
     UNPARSED,
+    answered_rows,
+    coverage,
     failed_calls,
     failed_item,
     label_metrics,
@@ -73,13 +75,22 @@ def _percentile(values: Sequence[float], q: float) -> float:
     return ordered[pos]
 
 
-def cost_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Total and per-item LLM usage, overall and per role."""
+def cost_summary(
+    rows: Sequence[dict[str, Any]], outside: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, Any]:
+    """Total and per-item LLM usage, overall and per role, with the attempts retried apart.
+
+    ``rejected`` counts provider attempts refused or failed and then retried (429s, 5xx, cut
+    hangs): paid for, or at least sent, but not calls. ``outside`` are costs (role -> usage,
+    like a row's) of calls no row holds (a killed item's, an earlier failed try's): they count
+    in the totals, and per item over the rows.
+    """
     per_role: dict[str, Counter[str]] = {}
-    for row in rows:
-        for role, usage in (row.get("cost") or {}).items():
+    for cost in [*(row.get("cost") or {} for row in rows), *outside]:
+        for role, usage in cost.items():
             counts = {
-                k: int(usage.get(k, 0)) for k in ("llm_calls", "input_tokens", "output_tokens")
+                k: int(usage.get(k, 0))
+                for k in ("llm_calls", "input_tokens", "output_tokens", "rejected")
             }
             counts["samples"] = int(usage.get("samples", counts["llm_calls"]))
             per_role.setdefault(role, Counter()).update(counts)
@@ -87,6 +98,7 @@ def cost_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     n = max(1, len(rows))
     return {
         "llm_calls": total["llm_calls"],
+        "rejected": total["rejected"],
         "input_tokens": total["input_tokens"],
         "output_tokens": total["output_tokens"],
         "per_item": {k: total[k] / n for k in ("llm_calls", "input_tokens", "output_tokens")},
@@ -99,6 +111,8 @@ def _usage(counts: Counter[str]) -> dict[str, int]:
     usage = dict(counts)
     if usage.get("samples") == usage.get("llm_calls"):
         usage.pop("samples", None)
+    if not usage.get("rejected"):
+        usage.pop("rejected", None)
     return usage
 
 
@@ -155,13 +169,21 @@ def majority_baseline(golds: Sequence[str], labels: Sequence[str]) -> dict[str, 
 
 
 def compute_metrics(rows: Sequence[dict[str, Any]], labels: Sequence[str]) -> dict[str, Any]:
-    """Label metrics plus cost, latency, stop reasons and error kinds of a run's rows."""
-    golds = [r["gold"] for r in rows]
-    preds = [r.get("prediction") for r in rows]
-    scored = label_metrics(golds, preds, labels, unreadable_flags(rows))
+    """Label metrics plus cost, latency, stop reasons and error kinds of a run's rows.
+
+    The scores (accuracy, F1s, confusion, the majority baseline) are over the answered items;
+    ``n`` counts every item, ``answered`` and ``coverage`` say how many of them were answered
+    (a failed item is a fault, never a wrong answer); cost and latency are over every item.
+    """
+    answered = answered_rows(rows)
+    golds = [r["gold"] for r in answered]
+    preds = [r.get("prediction") for r in answered]
+    scored = label_metrics(golds, preds, labels, unreadable_flags(answered))
     return {
         "task": LABEL_TASK,
         **scored,
+        "n": len(rows),
+        **coverage(rows),
         "labels": list(labels),
         "majority": majority_baseline(golds, labels),
         **run_summary(rows),
@@ -172,10 +194,12 @@ def compute_answer_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Mean strict exact match and answer precision/recall/F1, plus the run summary.
 
     A row's ``prediction`` is its answer list (None when the run failed: scored as no answer),
-    ``gold`` the correct answers and ``wrong`` the misinformation answers.
+    ``gold`` the correct answers and ``wrong`` the misinformation answers. The means are over
+    the answered items (``coverage`` says how many); counts, cost and latency over every item.
     """
     per_item = [
-        answer_scores(r.get("prediction") or [], r["gold"], r.get("wrong") or []) for r in rows
+        answer_scores(r.get("prediction") or [], r["gold"], r.get("wrong") or [])
+        for r in answered_rows(rows)
     ]
     means = mean_answer_scores(per_item)
     return {
@@ -186,6 +210,7 @@ def compute_answer_metrics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "recall": means["recall"],
         "f1": means["f1"],
         "unanswered": sum(r.get("prediction") is None for r in rows),
+        **coverage(rows),
         **run_summary(rows),
     }
 
@@ -266,6 +291,7 @@ def _label_lines(metrics: dict[str, Any]) -> list[str]:
         f"{metrics.get('out_of_labels', 0)} | {metrics['failed']} | "
         f"{metrics['items_with_errors']} | {metrics['mean_rounds']:.2f} |",
         "",
+        *_coverage_lines(metrics),
         *_macro_lines(metrics),
         *_majority_lines(metrics),
         "## Per class",
@@ -288,6 +314,22 @@ def _label_lines(metrics: dict[str, Any]) -> list[str]:
         ),
         "",
         "![confusion matrix](confusion.png)",
+        "",
+    ]
+
+
+def _coverage_lines(metrics: Mapping[str, Any]) -> list[str]:
+    """How many items were answered: the scores are over those, a failed item is not wrong."""
+    if "coverage" not in metrics:  # a run scored before coverage was recorded
+        return []
+    n, answered = int(metrics["n"]), int(metrics["answered"])
+    line = f"Coverage {_pct(metrics['coverage'])}%: {answered} of {n} items answered"
+    if answered == n:
+        return [f"{line}.", ""]
+    return [
+        f"{line}; the scores are over those {answered}. {n - answered} failed (their model calls "
+        "brought no reply, or their run raised): a fault, not a wrong answer; the same command "
+        "retries them.",
         "",
     ]
 
@@ -328,6 +370,7 @@ def _answer_lines(metrics: dict[str, Any]) -> list[str]:
         f"{_pct(metrics['recall'])} | {_pct(metrics['f1'])} | {metrics['unanswered']} | "
         f"{metrics['failed']} | {metrics['items_with_errors']} | {metrics['mean_rounds']:.2f} |",
         "",
+        *_coverage_lines(metrics),
         "Strict EM: every gold answer found and no misinformation answer given. Precision: "
         "share of predicted answers that are correct; recall: share of gold answers found "
         "(means over items).",
@@ -412,6 +455,35 @@ def _repeat_lines(metrics: dict[str, Any]) -> list[str]:
     ]
 
 
+def _bill_lines(cost: Mapping[str, Any], run: Mapping[str, Any]) -> list[str]:
+    """Attempts retried apart from the calls, calls no row holds, and the items a rerun retried."""
+    lines = []
+    if cost.get("rejected"):
+        lines.append(
+            f"{cost['rejected']} more requests were refused or failed and then retried (429s, "
+            "5xx, cut hangs): sent to the provider, not counted as calls."
+        )
+    outside = run.get("outside_rows") or {}
+    if outside.get("cut_off_requests"):
+        lines.append(
+            f"The totals include {outside['cut_off_requests']} requests sent for "
+            f"{outside['cut_off_items']} items cut off before their row was written (a kill; "
+            "from the call journal, calls.jsonl)."
+        )
+    if outside.get("retried_rows"):
+        lines.append(
+            f"The totals include the calls of {outside['retried_rows']} earlier failed tries "
+            "that reruns replaced (retried.jsonl)."
+        )
+    retried = run.get("retried") or {}
+    if retried.get("items"):
+        lines.append(
+            f"This run retried {retried['items']} items that had failed before: "
+            f"{retried['still_failed']} still failed."
+        )
+    return [f"{line}\n" for line in lines]
+
+
 def _usd_lines(cost: Mapping[str, Any]) -> list[str]:
     """The run's USD in all, per item and per right answer (written by ``write_summary``)."""
     if "usd" not in cost:
@@ -485,6 +557,7 @@ def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
             else "."
         ),
         "",
+        *_bill_lines(cost, run),
         *_usd_lines(cost),
         *_search_lines(cost),
         "| role | LLM calls | input tokens | output tokens | USD |",
@@ -527,6 +600,9 @@ def write_summary(
 ) -> dict[str, Any]:
     """Write metrics.json, report.md and (labels only) confusion.png; return the metrics."""
     metrics = compute_answer_metrics(rows) if task == ANSWER_TASK else compute_metrics(rows, labels)
+    outside = run.get("outside_rows")
+    if outside:  # calls no scored row holds (a killed item's, a replaced try's): in the bill
+        metrics["cost"] = cost_summary(rows, [outside["cost"]])
     metrics["intervals"] = metric_intervals(rows, task, labels)
     if any("repeat" in r for r in rows):  # bench --repeats: n counts rows of every repeat
         metrics.update(per_repeat_scores(rows, task))

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
+from factdebate.bench.judging.metrics import answered_rows
 from factdebate.bench.judging.scoring import correct, llm_calls, tokens
 from factdebate.datasets import ANSWER_TASK, LABEL_TASK
 from factdebate.tools.scoring.answers import answer_scores
@@ -112,15 +113,20 @@ def accuracy_interval(rows: Sequence[Row], task: str = LABEL_TASK) -> Interval:
 
 
 def per_repeat_scores(rows: Sequence[Row], task: str) -> dict[str, Any]:
-    """``repeats``, ``items`` and ``per_repeat`` (each repeat's headline score) of repeated rows."""
+    """``repeats``, ``items`` and ``per_repeat`` (each repeat's score) of repeated rows.
+
+    Each repeat's score is over its answered rows (``answered_rows``).
+    """
     by_repeat: dict[int, list[float]] = {}
     for row in rows:
+        by_repeat.setdefault(int(row.get("repeat", 1)), [])
+    for row in answered_rows(rows):
         by_repeat.setdefault(int(row.get("repeat", 1)), []).append(float(correct(dict(row), task)))
     return {
         "repeats": len(by_repeat),
         "items": len(item_groups(rows)),
         "per_repeat": [
-            {"repeat": r, "n": len(v), "score": sum(v) / len(v)}
+            {"repeat": r, "n": len(v), "score": sum(v) / len(v) if v else 0.0}
             for r, v in sorted(by_repeat.items())
         ],
     }
@@ -225,10 +231,12 @@ def metric_intervals(
     in each resample those it drew)
     and each label's ``precision:LABEL``, ``recall:LABEL``, ``f1:LABEL``; answers:
     ``exact_match``, ``f1``, ``precision``, ``recall`` (answer scores); both:
-    ``llm_calls_per_item``, ``tokens_per_item``.
+    ``llm_calls_per_item``, ``tokens_per_item``. Scores are over the answered rows
+    (``answered_rows``: a failed item is not a wrong one), cost per item over all rows.
     """
     repeats = repeats_of(rows)
     out: dict[str, Interval] = {}
+    every, rows = rows, answered_rows(rows)
     if task == ANSWER_TASK:
 
         def scores(row: Row) -> dict[str, float]:
@@ -247,10 +255,10 @@ def metric_intervals(
         out["macro_f1_gold"] = confusion_interval(rows, labels, _macro_f1_gold)
         out.update(class_intervals(rows, labels))
     out["llm_calls_per_item"] = mean_interval(
-        item_means(rows, lambda r: float(llm_calls(dict(r)))), repeats
+        item_means(every, lambda r: float(llm_calls(dict(r)))), repeats
     )
     out["tokens_per_item"] = mean_interval(
-        item_means(rows, lambda r: float(tokens(dict(r)))), repeats
+        item_means(every, lambda r: float(tokens(dict(r)))), repeats
     )
     return out
 
