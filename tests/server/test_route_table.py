@@ -139,11 +139,10 @@ json.dump(sorted(set(walk(server.app.routes))), sys.stdout)
 """
 
 
-def served_routes() -> set[tuple[str, str]]:
-    """(method, WS or MOUNT; path) of every route `langgraph dev` serves with this app."""
-    pytest.importorskip("langgraph_api", reason="langgraph-api is not installed")
+def dev_env() -> dict[str, str]:
+    """The environment `langgraph dev` gives the server it imports (``langgraph_api.cli``)."""
     http = {"app": str(REPO / "factdebate" / "server" / "app.py") + ":app"}
-    env = {  # what `langgraph dev` sets before it imports the server (langgraph_api.cli)
+    return {
         **os.environ,
         "MIGRATIONS_PATH": "__inmem",
         "DATABASE_URI": ":memory:",
@@ -154,9 +153,14 @@ def served_routes() -> set[tuple[str, str]]:
         "LANGGRAPH_API_URL": "http://127.0.0.1:9",
         "PYTHONPATH": str(REPO),
     }
+
+
+def served_routes() -> set[tuple[str, str]]:
+    """(method, WS or MOUNT; path) of every route `langgraph dev` serves with this app."""
+    pytest.importorskip("langgraph_api", reason="langgraph-api is not installed")
     done = run_bounded(
         [sys.executable, "-c", _WALK],
-        env=env,
+        env=dev_env(),
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -1,0 +1,269 @@
+"""Who calls the served app and what each role may do: LangGraph custom auth (``langgraph.json``).
+
+``langgraph.json`` registers ``auth`` below under ``auth.path``; the server authenticates
+every request to its API routes with it and asks its handlers about every resource action
+(threads, runs on a thread, assistants, crons, the store), whatever route the action came
+by. With a key file (``FACTDEBATE_SERVER_KEYS``, see ``factdebate.server.keys``) a caller
+presents its key (``Authorization: Bearer KEY`` or ``X-Api-Key: KEY``, as ``langgraph_sdk``
+sends ``api_key``) and acts in its principal's role:
+
+- ``client``: creates threads (owned by it), runs and reads its own threads only; never
+  decides a review, steers a paused run (``command``) or runs from an earlier checkpoint;
+- ``reviewer``: reads every thread and resumes one with a decision (``command.resume``),
+  nothing else;
+- ``operator``: sees and manages everything (assistants, crons, the store, deletes), but does
+  not decide reviews.
+
+Without a key file the server is open to one user (``local``, every role) and only on a
+loopback address: on another address it refuses to start, and any request that reaches it
+anyway is refused, unless ``FACTDEBATE_SERVER_OPEN=true``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+from typing import Any, NoReturn
+from urllib.parse import urlsplit
+
+from langgraph_sdk import Auth
+
+from factdebate.server.keys import (
+    KEYS_ENV,
+    OPEN_ENV,
+    KeyFileError,
+    KeyStore,
+    configured_store,
+    open_allowed,
+)
+
+OWNER = "owner"
+"""Thread metadata naming the identity that owns the thread (the server writes it)."""
+LOCAL = "local"
+"""The identity of an open server's one user."""
+OPEN_ROLES = ["operator", "reviewer", "client"]
+"""What the one user of an open server may do: everything."""
+log = logging.getLogger("factdebate.server.auth")
+
+
+class OpenServerError(RuntimeError):
+    """An open server (no key file) asked to listen beyond loopback without the operator's say."""
+
+
+def loopback(host: str | None) -> bool:
+    """Whether ``host`` is a loopback address or ``localhost``."""
+    if not host:
+        return False
+    host = host.strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def served_host() -> str | None:
+    """The host the server was started on (``langgraph dev`` sets ``LANGGRAPH_API_URL``)."""
+    url = os.environ.get("LANGGRAPH_API_URL", "")
+    return urlsplit(url).hostname if url else None
+
+
+def _startup() -> KeyStore | None:
+    """The key store, or None after checking that an open server may start here."""
+    store = configured_store()
+    if store is not None:
+        log.warning("factdebate: keys from %s: every request needs a key", store.path)
+        return store
+    host = served_host()
+    if host is not None and not loopback(host) and not open_allowed():
+        raise OpenServerError(
+            f"refusing to serve {host} without keys: set {KEYS_ENV} to a key file, or "
+            f"{OPEN_ENV}=true to serve it open anyway"
+        )
+    log.warning(
+        "factdebate: no key file (%s): an open single-user server, anyone who reaches it "
+        "may do anything",
+        KEYS_ENV,
+    )
+    return None
+
+
+STORE = _startup()
+
+
+def presented_key(headers: dict[bytes, bytes]) -> str | None:
+    """The key a request presents: ``Authorization: Bearer KEY`` or ``X-Api-Key: KEY``."""
+    authorization = headers.get(b"authorization", b"").decode("latin-1").strip()
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    key = headers.get(b"x-api-key", b"").decode("latin-1").strip()
+    return key or None
+
+
+def caller(headers: dict[bytes, bytes], server_host: str | None) -> tuple[str, list[str]]:
+    """The identity and roles of a request, from its headers.
+
+    Raises:
+        Auth.exceptions.HTTPException: 401 for a missing or unknown key (or an unreadable key
+            file), 403 for an open server reached beyond loopback.
+    """
+    if STORE is None:
+        if not loopback(server_host) and not open_allowed():
+            raise Auth.exceptions.HTTPException(
+                403, f"this server has no keys ({KEYS_ENV}) and serves loopback only"
+            )
+        return LOCAL, list(OPEN_ROLES)
+    key = presented_key(headers)
+    if key is None:
+        raise Auth.exceptions.HTTPException(401, "a key is required: Authorization: Bearer KEY")
+    try:
+        principal = STORE.principal(key)
+    except KeyFileError as exc:
+        log.error("factdebate: %s", exc)
+        raise Auth.exceptions.HTTPException(401, "the server's key file cannot be read") from None
+    if principal is None:
+        raise Auth.exceptions.HTTPException(401, "unknown key")
+    return principal.identity, [principal.role]
+
+
+auth = Auth()
+
+
+@auth.authenticate
+async def authenticate(
+    headers: dict[bytes, bytes], scope: dict[str, Any]
+) -> Auth.types.MinimalUserDict:
+    """The caller's identity and roles (its permissions), from the key it presents."""
+    server = scope.get("server") or (None, None)
+    identity, roles = caller(headers, server[0])
+    return {"identity": identity, "permissions": roles, "display_name": identity}
+
+
+def _roles(ctx: Auth.types.AuthContext) -> set[str]:
+    return set(ctx.permissions or ())
+
+
+def _refuse(ctx: Auth.types.AuthContext, what: str) -> NoReturn:
+    roles = "/".join(sorted(_roles(ctx))) or "no role"
+    raise Auth.exceptions.HTTPException(
+        403, f"{ctx.user.identity} ({roles}) may not {what} on this server"
+    )
+
+
+def _own(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """Mark ``value``'s metadata (where it has some) as the caller's; filter on the owner."""
+    metadata = value.get("metadata") if isinstance(value, dict) else None
+    if isinstance(metadata, dict):
+        metadata[OWNER] = ctx.user.identity
+    elif isinstance(value, dict) and "metadata" in value:
+        value["metadata"] = {OWNER: ctx.user.identity}
+    return {OWNER: ctx.user.identity}
+
+
+@auth.on
+async def operator_only(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """Every action no handler below names is the operator's (crons, the store, deletes...)."""
+    if "operator" not in _roles(ctx):
+        _refuse(ctx, f"{ctx.resource}.{ctx.action}")
+
+
+@auth.on.threads.create
+async def create_thread(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
+    """Clients create threads they own; the operator any; a reviewer none."""
+    roles = _roles(ctx)
+    if "operator" in roles:
+        if isinstance(value.get("metadata"), dict):
+            value["metadata"].setdefault(OWNER, ctx.user.identity)
+        return None
+    if "client" in roles:
+        return _own(ctx, value)
+    _refuse(ctx, "create threads")
+
+
+@auth.on.threads.read
+async def read_thread(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
+    """A client reads its own threads; the operator and reviewers every thread."""
+    return _readers(ctx, "read threads")
+
+
+def _readers(ctx: Auth.types.AuthContext, what: str) -> Auth.types.FilterType | None:
+    """No filter for the operator and reviewers; a client's own threads; else refused."""
+    roles = _roles(ctx)
+    if roles & {"operator", "reviewer"}:
+        return None
+    if "client" in roles:
+        return {OWNER: ctx.user.identity}
+    _refuse(ctx, what)
+
+
+@auth.on.threads.search
+async def search_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
+    """A client finds its own threads only; the operator and reviewers every thread."""
+    return _readers(ctx, "read threads")
+
+
+@auth.on.threads.update
+async def update_thread(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
+    """A client changes (metadata, state, cancels runs of) its own threads; the operator any."""
+    roles = _roles(ctx)
+    if "operator" in roles:
+        return None
+    if "client" in roles:
+        return _own(ctx, value) if "metadata" in value else {OWNER: ctx.user.identity}
+    _refuse(ctx, "change threads")
+
+
+def _run_parts(value: Any) -> tuple[dict[str, Any], bool, bool]:
+    """(command, has input, starts from a checkpoint) of a run being created."""
+    kwargs = value.get("kwargs") or {}
+    command = kwargs.get("command") or {}
+    config = kwargs.get("config") or {}
+    configurable = config.get("configurable") if isinstance(config, dict) else None
+    rewinds = isinstance(configurable, dict) and bool(configurable.get("checkpoint_id"))
+    return (command if isinstance(command, dict) else {}), kwargs.get("input") is not None, rewinds
+
+
+@auth.on.threads.create_run
+async def create_run(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
+    """Who may start which run: a decision is a reviewer's, input a client's or the operator's.
+
+    A reviewer's run resumes a thread with ``command.resume`` and nothing else; a client's
+    runs carry input (or nothing) on its own threads, never a ``command`` nor a checkpoint to
+    start from; the operator runs anything but a decision.
+    """
+    roles = _roles(ctx)
+    command, has_input, rewinds = _run_parts(value)
+    decides = "resume" in command
+    steers = bool(set(command) - {"resume"})
+    if decides and "reviewer" in roles:
+        if steers or has_input or rewinds or not value.get("thread_id"):
+            _refuse(ctx, "send anything with a decision but the decision itself")
+        return None
+    if decides:
+        _refuse(ctx, "decide reviews (a reviewer's key does)")
+    if "operator" in roles:
+        return None
+    if "client" in roles:
+        if steers:
+            _refuse(ctx, "steer a run with a command")
+        if rewinds:
+            _refuse(ctx, "run a thread from an earlier checkpoint")
+        return _own(ctx, value)
+    _refuse(ctx, "start runs")
+
+
+@auth.on.assistants.read
+async def read_assistant(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """Every principal reads the assistants (the methods it may run)."""
+    if not _roles(ctx):
+        _refuse(ctx, "read assistants")
+
+
+@auth.on.assistants.search
+async def search_assistants(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """Every principal lists the assistants."""
+    if not _roles(ctx):
+        _refuse(ctx, "list assistants")
