@@ -347,6 +347,20 @@ async def paused_request(runtime: Runtime[Any]) -> dict[str, Any] | None:
     return None
 
 
+def reviewer_of_run() -> str:
+    """Who resumed the running step: the identity the server authenticated, else ``local``.
+
+    A LangGraph server writes the caller's identity into the run's configuration itself
+    (``langgraph_auth_user_id``, a key no request can set); a run without a server is the
+    local user's.
+    """
+    try:
+        identity = get_config().get("configurable", {}).get("langgraph_auth_user_id")
+    except RuntimeError:  # called outside a run
+        return "local"
+    return identity if isinstance(identity, str) and identity else "local"
+
+
 def make_review_node(choices: Choices) -> Node:
     """The last step of a graph: passes through, or (``review`` on) waits for a reviewer."""
 
@@ -376,7 +390,8 @@ def make_review_node(choices: Choices) -> Node:
             "status": "approved" if decision["approve"] else "overruled",
             "proposed": proposed,
             "note": decision["note"],
-            "at": decision["at"],
+            "at": datetime.now(UTC).isoformat(timespec="seconds"),  # this process's time
+            "by": reviewer_of_run(),
         }
         if decision["approve"]:
             return {"review": record}

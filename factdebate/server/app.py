@@ -9,8 +9,12 @@ assistants or changes an assistant or a cron (an assistant named by its id is lo
 its graph), ``run.start`` commands, MCP tool calls and A2A messages, against the operator
 policy (``factdebate.nodes.policy``); bounds every JSON body's size and nesting; and lets a
 paused review go on only with a decision that fits, once (``factdebate.server.decisions``:
-``command.resume`` and the v2 ``run.start`` / ``input.respond`` alike). Parsing and checks
-run off the event loop.
+``command.resume`` and the v2 ``run.start`` / ``input.respond`` alike), and refuses what
+would end or rewrite a review without one. Routes that do harm whoever calls (the dev
+server's ``/deploy`` and ``/internal/*``) are refused; every error body it passes on or
+writes has its secrets redacted. Who may call which action is ``factdebate.server.auth``'s
+(LangGraph custom auth, ``auth`` in ``langgraph.json``). Parsing and checks run off the
+event loop.
 """
 
 from __future__ import annotations
@@ -29,14 +33,18 @@ from factdebate.evidence import served_hook
 from factdebate.graphs.registry import METHODS, context_class
 from factdebate.nodes.policy import operator_problem
 from factdebate.server.decisions import (
+    NEW_INPUT,
+    NO_DECISION,
     OneResumeAtATime,
     conflict_as_decided,
+    creation_problem,
     rejecting,
     released_at_start,
     resume_of,
     resume_refusal,
 )
 from factdebate.tools.core.evidence_hook import serve_frozen_with
+from factdebate.tools.core.secrets import redact
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -54,6 +62,10 @@ _CHECKED = re.compile(
 _PATCHED = re.compile(r"^/assistants/(?P<assistant>[^/]+)/?$|^/runs/crons/(?P<cron>[^/]+)/?$")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-?(?:[0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}")
 _WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
+REFUSED = re.compile(r"^/(deploy|internal)(/.*)?$")
+"""The dev server's own routes that do harm whoever calls: ``/deploy`` runs ``langgraph
+deploy`` with the operator's LangSmith key, ``/internal/truncate`` deletes every thread."""
+MAX_ERROR_BODY_BYTES = 1024 * 1024
 MAX_BODY_BYTES = 16 * 1024 * 1024
 MAX_JSON_DEPTH = 100
 """Deepest nesting of arrays and objects a request body may have (settings need a few)."""
@@ -219,6 +231,11 @@ class ContextCheck:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Read a request's JSON body, answer 413/422 on a bad one, else pass it on."""
         path, method = scope.get("path", ""), scope.get("method")
+        if scope["type"] == "http" and REFUSED.match(path):
+            await _reply(send, 403, f"{path} is not served here (it deploys or deletes)")
+            return
+        if scope["type"] == "http":
+            send = redacting_errors(send)
         if scope["type"] != "http" or method not in _WITH_BODY:
             await self.app(scope, receive, send)
             return
@@ -241,6 +258,7 @@ class ContextCheck:
                     found[ref] = await self._target(scope, path, ref)
                 targets.append(found[ref])
             problem = await asyncio.to_thread(body_problem, path, data, targets)
+        problem = problem or creation_problem(path, method, data)
         if problem:
             await _reply(send, 422, problem)
             return
@@ -254,6 +272,10 @@ class ContextCheck:
             refusal = await resume_refusal(resume, lambda where: self._get_json(scope, where))
             if refusal:
                 await _reply(send, *refusal)
+                return
+            if resume.route in ("state", "copy") or resume.value in (NEW_INPUT, NO_DECISION):
+                release()  # no decision: the server answers it as it would any request
+                await self._forward(scope, body, receive, send)
                 return
             body = json.dumps(rejecting(resume, data)).encode("utf-8")
             scope = {**scope, "headers": _with_length(scope.get("headers", []), len(body))}
@@ -327,8 +349,43 @@ def _with_length(headers: list[tuple[bytes, bytes]], length: int) -> list[tuple[
     return [*kept, (b"content-length", str(length).encode())]
 
 
+def redacting_errors(send: Send) -> Send:
+    """``send`` whose error answers (status 400 and up) reach the client with secrets redacted.
+
+    An error body may echo what the request held (a 422 quoting a URL with its password);
+    it is gathered (up to 1 MiB, the rest passes as it is) and redacted before it is sent.
+    """
+    start: Message | None = None
+    held = bytearray()
+
+    async def wrapped(message: Message) -> None:
+        nonlocal start
+        if message["type"] == "http.response.start" and int(message.get("status", 200)) >= 400:
+            start = message
+            return
+        if start is None or message["type"] != "http.response.body":
+            await send(message)
+            return
+        held.extend(message.get("body", b""))
+        more = bool(message.get("more_body", False))
+        if more and len(held) <= MAX_ERROR_BODY_BYTES:
+            return
+        body = redact(held.decode("utf-8", errors="replace")).encode("utf-8")
+        headers = list(start.get("headers", []))
+        if more:  # the rest streams on: the length is no longer known
+            headers = [(k, v) for k, v in headers if k.lower() != b"content-length"]
+        else:
+            headers = _with_length(headers, len(body))
+        await send({**start, "headers": headers})
+        await send({"type": "http.response.body", "body": body, "more_body": more})
+        start = None
+        held.clear()
+
+    return wrapped
+
+
 async def _reply(send: Send, status: int, detail: str) -> None:
-    body = json.dumps({"detail": detail}).encode("utf-8")
+    body = json.dumps({"detail": redact(detail)}).encode("utf-8")
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

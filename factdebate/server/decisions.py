@@ -7,7 +7,11 @@ others 409). The routes: ``/threads/{id}/runs``, ``/runs/wait`` and ``/runs/stre
 and the v2 protocol's ``/threads/{id}/commands`` with ``run.start`` (whose ``input`` is the
 resume value while the thread waits) or ``input.respond`` (a resume keyed by interrupt id).
 A state write (``POST /threads/{id}/state``) on a thread awaiting review is refused (422): it
-would end the review without a decision.
+would end the review without a decision. Nothing else ends or rewrites a review either: on a
+thread awaiting review or decided, a run with new input, a ``command.update`` or ``goto``, a
+run from an earlier checkpoint and a copy of the thread are refused (409 or 422, one line),
+and a decided thread's state is not written again; ``POST /threads`` with ``supersteps``
+(state no run made) is refused on any thread (``creation_problem``).
 The review step itself (``factdebate.nodes.review``) also checks and records every decision
 from what the thread stored, so a route this module does not know decides through it too.
 """
@@ -28,12 +32,18 @@ Message = MutableMapping[str, Any]
 Send = Callable[[Message], Awaitable[None]]
 GetJson = Callable[[str], Awaitable[Any]]
 
-THREAD_RUN = re.compile(r"^/threads/(?P<thread>[^/]+)/runs(/wait|/stream)?/?$")
+THREAD_RUN = re.compile(r"^/threads/(?P<thread>[^/]+)/runs(/wait|/stream|/crons)?/?$")
 COMMANDS = re.compile(r"^/threads/(?P<thread>[^/]+)/commands/?$")
 STATE = re.compile(r"^/threads/(?P<thread>[^/]+)/state/?$")
 """A state write: on a thread awaiting review it would end the review without a decision."""
+COPY = re.compile(r"^/threads/(?P<thread>[^/]+)/copy/?$")
+THREADS = re.compile(r"^/threads/?$")
 NO_DECISION = object()
 """The resume of a request that would take a thread on without any decision."""
+NEW_INPUT = object()
+"""The resume of a request that starts the thread again with new input (no decision)."""
+DECIDED_STATUSES = ("approved", "overruled")
+"""``review.status`` of a decided review."""
 
 
 @dataclass(frozen=True)
@@ -41,8 +51,40 @@ class Resume:
     """A request that may resume a paused review: its thread, the value it resumes with."""
 
     thread: str
-    value: Any  # a decision, a map of them keyed by interrupt id, or NO_DECISION
-    route: str  # "runs", "run.start", "input.respond" or "state"
+    value: Any  # a decision, a map of them keyed by interrupt id, NO_DECISION or NEW_INPUT
+    route: str  # "runs", "run.start", "input.respond", "state" or "copy"
+    steers: bool = False  # a command that changes the state or jumps (update, goto)
+    rewinds: bool = False  # runs from an earlier checkpoint
+
+
+def _steers(command: Any) -> bool:
+    return isinstance(command, dict) and bool({"update", "goto"} & set(command))
+
+
+def _rewinds(payload: dict[str, Any]) -> bool:
+    """Whether a run request starts from a checkpoint it names (any of the server's spellings)."""
+    if payload.get("checkpoint_id") or payload.get("checkpoint"):
+        return True
+    config = payload.get("config")
+    configurable = config.get("configurable") if isinstance(config, dict) else None
+    return isinstance(configurable, dict) and bool(
+        configurable.get("checkpoint_id") or configurable.get("checkpoint_map")
+    )
+
+
+def creation_problem(path: str, method: str | None, data: Any) -> str | None:
+    """Why a ``POST /threads`` is refused: ``supersteps`` write state no run made."""
+    if (
+        method == "POST"
+        and THREADS.match(path)
+        and isinstance(data, dict)
+        and data.get("supersteps")
+    ):
+        return (
+            "creating a thread from supersteps is refused on this server: it writes "
+            "state (a review's decision among it) that no run made"
+        )
+    return None
 
 
 def resume_of(path: str, method: str | None, data: Any) -> Resume | None:
@@ -52,21 +94,27 @@ def resume_of(path: str, method: str | None, data: Any) -> Resume | None:
     run = THREAD_RUN.match(path)
     if run:
         command = data.get("command")
+        marks = {"steers": _steers(command), "rewinds": _rewinds(data)}
         if isinstance(command, dict) and "resume" in command:
-            return Resume(run["thread"], command["resume"], "runs")
-        if data.get("input") is None and not command:
-            return Resume(run["thread"], NO_DECISION, "runs")
-        return None
+            return Resume(run["thread"], command["resume"], "runs", **marks)
+        if data.get("input") is not None:
+            return Resume(run["thread"], NEW_INPUT, "runs", **marks)
+        return Resume(run["thread"], NO_DECISION, "runs", **marks)
     state = STATE.match(path)
     if state:  # e.g. the Agent Inbox's "Mark as Resolved" (the state written as finished)
         return Resume(state["thread"], NO_DECISION, "state")
+    copy = COPY.match(path)
+    if copy:
+        return Resume(copy["thread"], NO_DECISION, "copy")
     commands = COMMANDS.match(path)
     params = data.get("params")
     if not commands or not isinstance(params, dict):
         return None
     if data.get("method") == "run.start":
         value = params.get("input")
-        return Resume(commands["thread"], NO_DECISION if value is None else value, "run.start")
+        marks = {"steers": _steers(params.get("command")), "rewinds": _rewinds(params)}
+        value = NO_DECISION if value is None else value
+        return Resume(commands["thread"], value, "run.start", **marks)
     if data.get("method") == "input.respond":
         entries = params.get("responses")
         if not isinstance(entries, list):
@@ -123,7 +171,7 @@ def review_decided(state: Any) -> bool:
         return False
     values = state.get("values")
     review = values.get("review") if isinstance(values, dict) else None
-    return isinstance(review, dict) and bool(review.get("status"))
+    return isinstance(review, dict) and review.get("status") in DECIDED_STATUSES
 
 
 def decided_message(thread: str) -> str:
@@ -147,6 +195,9 @@ async def resume_refusal(resume: Resume, get_json: GetJson) -> tuple[int, str] |
     """
     state = await get_json(f"/threads/{resume.thread}/state")
     waiting, _, _ = pending_choices(state)
+    guarded = _guarded_refusal(resume, waiting, review_decided(state))
+    if guarded:
+        return guarded
     if not waiting:
         if review_decided(state) and (
             resume.route == "input.respond"
@@ -169,9 +220,41 @@ async def resume_refusal(resume: Resume, get_json: GetJson) -> tuple[int, str] |
     return None
 
 
+def _guarded_refusal(resume: Resume, waiting: bool, decided: bool) -> tuple[int, str] | None:
+    """The refusal of a request that would end, rewrite or repeat a review without a decision."""
+    if not (waiting or decided):
+        return None
+    where = "awaiting review" if waiting else "already decided"
+    if resume.route == "copy":
+        return 409, (
+            f"thread {resume.thread!r} is {where}: a copy would make a second review of it; "
+            "run the claim again on a new thread"
+        )
+    if resume.steers:
+        return 422, (
+            f"thread {resume.thread!r} is {where}: a command that updates its state or jumps "
+            "(update, goto) would change the review without a decision"
+        )
+    if resume.rewinds:
+        return 409, (
+            f"thread {resume.thread!r} is {where}: a run from an earlier checkpoint would "
+            "reopen or erase its review"
+        )
+    if resume.value is NEW_INPUT or (
+        decided and resume.route == "run.start" and resume.value is not NO_DECISION
+    ):
+        return 409, (
+            f"thread {resume.thread!r} is {where}: new input would end its review without a "
+            "decision; run the claim on a new thread"
+        )
+    if decided and resume.route == "state":
+        return 409, decided_message(resume.thread) + " (its decided state is not written again)"
+    return None
+
+
 def rejecting(resume: Resume, data: dict[str, Any]) -> dict[str, Any]:
     """``data`` asking the server to refuse (not queue) a run while another is in flight."""
-    if resume.route == "state":  # a state write starts no run
+    if resume.route in ("state", "copy") or resume.value is NEW_INPUT:  # no resume
         return data
     if resume.route == "runs":
         return {**data, "multitask_strategy": "reject"}

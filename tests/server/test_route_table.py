@@ -116,6 +116,66 @@ ROUTES: dict[tuple[str, str], Kind] = {
     ("POST", "/internal/truncate"): NO_RUN,
 }
 
+Harm = Literal["operator", "refused"]
+OPERATOR: Harm = "operator"  # with keys, only the operator's key passes the auth handler
+REFUSED: Harm = "refused"  # the middleware answers 403 whoever calls
+
+HARMFUL: dict[tuple[str, str], Harm] = {
+    # the dev server's own: a deploy with the operator's LangSmith key, a wipe, raw threads
+    ("POST", "/deploy"): REFUSED,
+    ("GET", "/deploy"): REFUSED,
+    ("GET", "/deploy/{operation_id}/stream"): REFUSED,
+    ("GET", "/internal/debug/thread/{thread_id}"): REFUSED,
+    ("POST", "/internal/truncate"): REFUSED,
+    # deletes (threads.delete, assistants.delete, crons.delete, store.delete handlers)
+    ("DELETE", "/assistants/{assistant_id}"): OPERATOR,
+    ("DELETE", "/runs/crons/{cron_id}"): OPERATOR,
+    ("DELETE", "/threads/{thread_id}"): OPERATOR,
+    ("DELETE", "/threads/{thread_id}/runs/{run_id}"): OPERATOR,
+    ("POST", "/threads/prune"): OPERATOR,
+    ("DELETE", "/store/items"): OPERATOR,
+    # runs that come back on a schedule (crons.create, crons.update)
+    ("POST", "/runs/crons"): OPERATOR,
+    ("POST", "/threads/{thread_id}/runs/crons"): OPERATOR,
+    ("PATCH", "/runs/crons/{cron_id}"): OPERATOR,
+}
+"""Routes that delete, deploy, send data elsewhere or run again unasked: none is harmless."""
+_HARM_WORDS = re.compile(r"deploy|internal|truncate|prune|debug|trace|webhook|crons")
+_SESSION_ONLY = {
+    ("DELETE", "/mcp"),
+    ("DELETE", "/a2a/{assistant_id}"),
+    ("DELETE", "/a2a/{assistant_id}/"),
+}
+"""DELETEs that end a protocol session of the caller's own and delete nothing stored."""
+
+
+def test_no_route_that_deletes_deploys_or_sends_elsewhere_is_classified_harmless():
+    """A DELETE, or a path that deploys, wipes, traces or schedules, must be in HARMFUL."""
+    harmful = {
+        (method, path)
+        for method, path in ROUTES
+        if (method == "DELETE" and (method, path) not in _SESSION_ONLY)
+        or _HARM_WORDS.search(path)
+        and not (method in ("GET", "POST") and path.endswith(("/search", "/count")))
+        and (method, path) != ("GET", "/runs/crons/{cron_id}")
+    }
+    unclassified = sorted(harmful - set(HARMFUL))
+    assert not unclassified, f"routes that do harm classified harmless: {unclassified}"
+    assert set(HARMFUL) <= set(ROUTES)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"), sorted(k for k, harm in HARMFUL.items() if harm == REFUSED)
+)
+async def test_each_refused_route_is_answered_403_before_the_server(method: str, path: str):
+    from tests.context_check import send
+
+    response, downstream = await send(method, _concrete(path), {} if method == "POST" else None)
+    assert response.status_code == 403, response.text
+    assert "not served here" in response.json()["detail"]
+    assert downstream.bodies == [] and downstream.looked_up == []
+
+
 _WALK = r"""
 import json, sys
 from starlette.routing import Mount, WebSocketRoute
