@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -10,20 +9,19 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import fields, is_dataclass
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from factdebate.cli.console import err
+from factdebate.runs.pace import BusyClock, PaceBook, clock_text, means_key, read_book, write_book
 from factdebate.tools.core.errors import FactDebateError, SettingsError
+from factdebate.tools.core.home import home_dir
+
+if TYPE_CHECKING:
+    from factdebate.tools.models.call_clock import TimedCall
 
 MIN_EVERY_S = 1.0
 MAX_EVERY_S = 3600.0
 DEFAULT_EVERY_S = 10.0
-
-
-def clock_text(seconds: float) -> str:
-    """``H:MM:SS`` of a duration in seconds."""
-    left = max(0, round(seconds))
-    return f"{left // 3600}:{left % 3600 // 60:02d}:{left % 60:02d}"
 
 
 class Pace:
@@ -48,6 +46,8 @@ class Pace:
         if finished <= 0 or elapsed <= 0:
             return f"? {self._unit}/min · ETA ?"
         per_s = finished / elapsed
+        if done >= total:
+            return f"{per_s * 60:.2f} {self._unit}/min · finished"
         left = max(0, total - done) / per_s
         return f"{per_s * 60:.2f} {self._unit}/min · ETA {clock_text(left)}"
 
@@ -205,12 +205,25 @@ def track_progress(
 
 
 class CallMeter:
-    """Counts chat-model calls and their tokens as each call ends, from any task or thread."""
+    """Counts chat-model calls and their tokens as each call ends, from any task or thread.
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    Calls told by the call clock (every call through ``llm``) also bring their role and wall
+    times: each one's share of the wall time (``BusyClock``) goes to ``book``, the pace model,
+    and to this run's totals by role.
+    """
+
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, book: PaceBook | None = None
+    ) -> None:
         self.calls, self.tokens = 0, 0
         self.started = clock()
         self.first_at: float | None = None
+        self.last_at: float | None = None
+        self.model = ""
+        self.book = book if book is not None else PaceBook()
+        self.timed, self.busy_s = 0, 0.0
+        self.per_role: dict[str, dict[str, float]] = {}
+        self._busy = BusyClock()
         self._clock = clock
         self._lock = threading.Lock()
 
@@ -225,16 +238,37 @@ class CallMeter:
         with self._lock:
             self.calls += 1
             self.tokens += used
+            self.last_at = self._clock()
             if self.first_at is None:
-                self.first_at = self._clock()
+                self.first_at = self.last_at
+
+    def on_timed_call(self, call: TimedCall) -> None:
+        """Add one answered call's wall share to the pace model and this run's role totals."""
+        with self._lock:
+            share = self._busy.share(call.started, call.ended)
+            self.timed += 1
+            self.busy_s += share
+            role = self.per_role.setdefault(call.role, dict.fromkeys(PACE_KEYS, 0.0))
+            role["llm_calls"] += 1
+            role["input_tokens"] += call.input_tokens
+            role["output_tokens"] += call.output_tokens
+            if self.model:
+                self.book.add_call(
+                    self.model, call.role, call.input_tokens, call.output_tokens, share
+                )
 
     def seconds_per_call(self) -> float | None:
-        """Wall seconds per finished call so far (None before the first call ends)."""
+        """Wall seconds per finished call (None before the first call ends).
+
+        Only finished calls count: the busy time the timed calls took, else the time from the
+        start to the last call that ended; a call still running adds nothing until it ends.
+        """
         with self._lock:
-            calls = self.calls
-        if not calls:
-            return None
-        return (self._clock() - self.started) / calls
+            if self.timed:
+                return self.busy_s / self.timed
+            if not self.calls or self.last_at is None:
+                return None
+            return (self.last_at - self.started) / self.calls
 
 
 _METER: ContextVar[Any] = ContextVar("factdebate_call_meter", default=None)
@@ -253,24 +287,36 @@ def _handler(meter: CallMeter) -> Any:
 
 
 @contextmanager
-def metering(clock: Callable[[], float] = time.monotonic) -> Iterator[CallMeter]:
-    """A ``CallMeter`` that every chat-model call made inside the block reports to."""
+def metering(
+    clock: Callable[[], float] = time.monotonic, model: str = "", book: PaceBook | None = None
+) -> Iterator[CallMeter]:
+    """A ``CallMeter`` that every chat-model call made inside the block reports to.
+
+    With ``model`` named, the timed calls feed ``book`` (the pace model) for that model.
+    """
     from langchain_core.tracers.context import register_configure_hook  # ~2 s: only when run
 
     if not _hooked:
         register_configure_hook(_METER, inheritable=True)
         _hooked.append(True)
-    meter = CallMeter(clock)
+    from factdebate.tools.models import call_clock
+
+    meter = CallMeter(clock, book)
+    meter.model = model
     token = _METER.set(_handler(meter))
+    timed = call_clock.bind(meter.on_timed_call)
     try:
         yield meter
     finally:
+        call_clock.unbind(timed)
         _METER.reset(token)
 
 
-PACE_FILE = "pace.json"
-"""Under the data home: seconds per model call measured on this machine, by model."""
+PACE_KEYS = ("llm_calls", "input_tokens", "output_tokens")
 MIN_CALLS_RECORDED = 3
+"""Timed calls a run needs before its pace and its calls per item are kept."""
+PRIOR_ITEMS = 2.0
+"""How many items the forecast per item weighs against the items this run has finished."""
 
 
 def is_local(model: str) -> bool:
@@ -278,84 +324,85 @@ def is_local(model: str) -> bool:
     return model == "local" or model.startswith(("hf:", "hf-local:"))
 
 
-def calls_per_item(method: str) -> float | None:
-    """Mean model calls of one item of ``method`` from its measured runs (None: not measured)."""
-    from factdebate.bench.judging.estimate import measured_means
+def item_means(method: str, model: str, context: Any) -> dict[str, Any] | None:
+    """Calls and tokens by role expected of one item (``expected_means``; None: unknown)."""
+    from factdebate.bench.judging.estimate import expected_means
 
     try:
-        total = measured_means(method)["per_role"]["total"]["llm_calls"]
+        return expected_means(method, model, _settings_of(context))
     except (FactDebateError, KeyError, TypeError, ValueError, OSError):
         return None
-    return float(total) if total else None
 
 
-def recorded_pace(model: str) -> float | None:
-    """Seconds per call of ``model`` measured by an earlier run on this machine, or None."""
-    from factdebate.tools.core.home import home_dir
+class ItemPace:
+    """Seconds one item should take: the pace model over the expected calls and tokens."""
 
-    try:
-        known = json.loads((home_dir() / PACE_FILE).read_text(encoding="utf-8"))
-        value = known[model]["seconds_per_call"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return float(value) if isinstance(value, int | float) and value > 0 else None
+    def __init__(self, model: str, means: dict[str, Any] | None, book: PaceBook) -> None:
+        self.model, self.means, self.book = model, means, book
 
+    @property
+    def calls(self) -> float:
+        """Expected model calls of one item (0 when unknown)."""
+        if self.means is None:
+            return 0.0
+        return float(self.means["per_role"].get("total", {}).get("llm_calls", 0.0))
 
-def remember_pace(model: str, meter: CallMeter) -> None:
-    """Keep this run's seconds per call of a local ``model`` for the next run's forecast."""
-    from factdebate.tools.core.files import write_atomic
-    from factdebate.tools.core.home import data_home
-
-    pace = meter.seconds_per_call()
-    if not is_local(model) or pace is None or meter.calls < MIN_CALLS_RECORDED:
-        return
-    path = data_home() / PACE_FILE
-    try:
-        known = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-        known = known if isinstance(known, dict) else {}
-        known[model] = {"seconds_per_call": round(pace, 3), "calls": meter.calls}
-        write_atomic(path, json.dumps(known, indent=1, sort_keys=True))
-    except (OSError, ValueError):  # a read-only home: the next run measures again
-        return
+    def seconds(self) -> float | None:
+        """Expected wall seconds of one item at the pace known now (None: not known)."""
+        if self.means is None:
+            return None
+        return self.book.seconds(self.model, self.means["per_role"])
 
 
-def forecast(method: str, model: str, items: int) -> str | None:
+def forecast(
+    method: str, model: str, items: int, context: Any = None, book: PaceBook | None = None
+) -> str | None:
     """What a run on a local model should take, said before it starts (None: not local).
 
-    Calls per item are the method's measured means; seconds per call are this machine's, as
-    an earlier run measured them, else the line says the time follows from the first calls.
+    Calls and tokens per item are the best means known (``expected_means``); seconds follow
+    from the pace model (``factdebate.runs.pace``) of this machine's earlier calls.
     """
     if not is_local(model) or items <= 0:
         return None
-    per_item = calls_per_item(method)
-    pace = recorded_pace(model)
-    calls = f"about {per_item:g} model calls an item ({method}'s measured mean)" if per_item else ""
-    if per_item and pace:
-        left = clock_text(per_item * items * pace)
+    book = book if book is not None else read_book(home_dir())
+    item = ItemPace(model, item_means(method, model, context or {}), book)
+    if item.means is None:
+        return None
+    what = f"about {item.calls:.3g} model calls an item (means from {item.means['source']})"
+    seconds = item.seconds()
+    if seconds is None:
         return (
-            f"expected time on {model}: {left} for {items} item(s): {calls}, at {pace:.1f} s a "
-            "call as measured on this machine"
+            f"expected on {model}: {what} for {items} item(s); no call of {model} was timed "
+            "on this machine yet, so the progress line gives the time once the first calls end"
         )
-    if per_item:
-        return (
-            f"expected on {model}: {calls} for {items} item(s); the time follows from the first "
-            "calls (no pace recorded on this machine yet)"
-        )
-    if pace:
-        return (
-            f"{model} takes about {pace:.1f} s a call on this machine; calls per item of {method} "
-            "are not measured"
-        )
-    return None
+    return (
+        f"expected time on {model}: {clock_text(seconds * items)} for {items} item(s): {what}, "
+        "at this machine's pace of recent calls"
+    )
+
+
+def remember_pace(model: str, meter: CallMeter, method: str, context: Any, items: int) -> None:
+    """Keep this run's timed calls and its calls per item (local models) for the next forecast."""
+    from factdebate.bench.judging.estimate import calls_signature
+    from factdebate.tools.core.home import data_home
+
+    if not is_local(model) or meter.timed < MIN_CALLS_RECORDED:
+        return
+    if items > 0 and meter.per_role:
+        key = means_key(method, model, calls_signature(method, _settings_of(context)))
+        meter.book.add_means(key, meter.per_role, items)
+    write_book(data_home(), meter.book)
 
 
 def _live_counts(
-    meter: CallMeter, base: dict[str, int], per_item: float | None, clock: Callable[[], float]
+    meter: CallMeter, base: dict[str, Any], item: ItemPace | None, clock: Callable[[], float]
 ) -> str:
     """Calls and tokens so far, counted as each call ends; then s/call and the time left.
 
     Calls made elsewhere (``bench --server``) reach no meter here: the finished items' own
-    counts (``rows_calls``, ``rows_tokens``) are shown when they are higher.
+    counts (``rows_calls``, ``rows_tokens``) are shown when they are higher. The time left is
+    the items left at the expected seconds an item (the pace model's forecast, moved towards
+    what this run's finished items took), less what the calls since the last item took.
     """
     calls = max(base["calls"] + meter.calls, base.get("rows_calls", 0))
     tokens = max(base["tokens"] + meter.tokens, base.get("rows_tokens", 0))
@@ -363,9 +410,19 @@ def _live_counts(
     pace = meter.seconds_per_call()
     if pace is not None:
         parts.append(f"{pace:.1f} s/call")
-        if per_item and base["total"]:
-            expected = per_item * (base["total"] - base["done"])
-            parts.append(f"about {clock_text(max(0.0, expected - meter.calls) * pace)} left")
+    total, done = base["total"], base["done"]
+    if total and done >= total:
+        parts.append("finished")
+        return " · ".join(parts)
+    per_item = item.seconds() if item is not None else None
+    done_here = done - base.get("first_done", done)
+    if done_here > 0 and meter.timed > 0:  # items of this run whose calls were timed
+        seen = base.get("busy_at_done", 0.0) / done_here
+        prior = PRIOR_ITEMS if per_item is not None else 0.0
+        per_item = ((per_item or 0.0) * prior + seen * done_here) / (prior + done_here)
+    if per_item is not None and total:
+        running = max(0.0, meter.busy_s - base.get("busy_at_done", 0.0))
+        parts.append(f"about {clock_text(max(0.0, (total - done) * per_item - running))} left")
     return " · ".join(parts)
 
 
@@ -380,9 +437,9 @@ def _settings_of(context: Any) -> dict[str, Any]:
     return dict(context)
 
 
-def _before_run(method: str, context: Any, items: int) -> None:
+def _before_run(method: str, context: Any, items: int, book: PaceBook | None = None) -> None:
     """The line said before a run on a local model starts: the time it should take."""
-    if note := forecast(method, run_model(context), items):
+    if note := forecast(method, run_model(context), items, context, book):
         err.print(note, markup=False, soft_wrap=True)
 
 
@@ -396,35 +453,41 @@ def bench_progress(
     """
     model = run_model(context)
     clock = time.monotonic
-    per_item = calls_per_item(method)
-    base = {"calls": 0, "tokens": 0, "done": 0, "total": 0}
+    book = read_book(home_dir())
+    item = ItemPace(model, item_means(method, model, context), book)
+    base: dict[str, Any] = {"calls": 0, "tokens": 0, "done": 0, "total": 0}
     started: list[bool] = []
-    with metering(clock) as meter:
+    with metering(clock, model, book) as meter:
 
         def live() -> str:
-            return _live_counts(meter, base, per_item, clock) if started else ""
+            return _live_counts(meter, base, item, clock) if started else ""
 
         with track_progress(label, every, live=live) as track:
 
             def progress(done: int, total: int, accuracy: float, calls: int, tokens: int) -> None:
                 if not started:  # what earlier processes did: the meter counts from here
                     base.update(calls=calls, tokens=tokens, done=done, total=total)
-                    _before_run(method, context, total - done)
+                    base["first_done"] = done
+                    _before_run(method, context, total - done, book)
                     started.append(True)
-                base.update(total=total, rows_calls=calls, rows_tokens=tokens)
+                if done != base["done"]:
+                    base["busy_at_done"] = meter.busy_s
+                base.update(total=total, done=done, rows_calls=calls, rows_tokens=tokens)
                 track(done, total, f"{score} {accuracy:.1%}")
 
             yield progress
-        remember_pace(model, meter)
+        remember_pace(model, meter, method, context, base["done"] - base.get("first_done", 0))
 
 
 @contextmanager
 def timed_run(method: str, context: Any, items: int = 1) -> Iterator[CallMeter]:
-    """A run outside bench (``verify``): its notes before it, its pace kept after it."""
-    _before_run(method, context, items)
-    with metering() as meter:
+    """A run outside bench (``verify``): its forecast before it, its pace kept after it."""
+    model = run_model(context)
+    book = read_book(home_dir())
+    _before_run(method, context, items, book)
+    with metering(model=model, book=book) as meter:
         yield meter
-    remember_pace(run_model(context), meter)
+    remember_pace(model, meter, method, context, items)
 
 
 def run_model(context: Any) -> str:

@@ -100,7 +100,7 @@ def test_bench_prints_progress_lines_when_not_a_terminal(tmp_path: Path, data_ho
     lines = [line for line in result.output.splitlines() if line.startswith("cot on fever-mini: ")]
     assert lines[0].startswith("cot on fever-mini: 0/3 items (0%) · elapsed ")
     assert lines[-1].startswith("cot on fever-mini: 3/3 items (100%) · elapsed ")
-    assert " calls · " in lines[-1] and "items/min · ETA 0:00:00" in lines[-1]
+    assert " calls · " in lines[-1] and "items/min · finished" in lines[-1]
 
 
 def test_progress_interval_outside_its_bounds_is_refused(tmp_path: Path) -> None:
@@ -118,7 +118,7 @@ def test_bench_pace_counts_only_items_finished_in_this_process():
     assert pace.update(7, 20) == "1.00 items/min · ETA 0:13:00"  # 2 new items in 2 min
     now[0] += 3480.0
     assert pace.update(8, 10) == "0.05 items/min · ETA 0:40:00"
-    assert pace.update(10, 10).endswith("ETA 0:00:00")
+    assert pace.update(10, 10).endswith("items/min · finished")  # not "0:00:00 left"
 
 
 # --------------------------------------------------------------------------- live counts
@@ -145,56 +145,85 @@ def test_the_meter_counts_each_call_as_it_ends(scripted) -> None:
     assert meter.calls == 2
 
 
+def timed(role: str, tokens_in: int, tokens_out: int, started: float, ended: float) -> object:
+    from factdebate.tools.models.call_clock import TimedCall
+
+    return TimedCall(role, tokens_in, tokens_out, started, ended)
+
+
+def paced_book(seconds_per_output_token: float = 0.1) -> object:
+    """A pace book for ``local`` that has seen calls of 100 tokens in and 20 out."""
+    from factdebate.runs.pace import PaceBook
+
+    book = PaceBook()
+    for n in range(10):
+        out = 20 + n  # calls of several lengths, so both rates are fitted
+        book.add_call("local", "debater", 100, out, out * seconds_per_output_token + 1.0)
+    return book
+
+
 def test_a_line_shows_calls_and_tokens_while_an_item_runs() -> None:
-    from factdebate.cli.progress import CallMeter, _live_counts
+    from factdebate.cli.progress import CallMeter, ItemPace, _live_counts
 
     clock = Clock()
-    meter = CallMeter(clock)
-    base = {"calls": 10, "tokens": 500, "done": 1, "total": 3}  # an earlier process's work
-    live = lambda: _live_counts(meter, base, 20.0, clock)  # noqa: E731
+    meter = CallMeter(clock, paced_book())  # type: ignore[arg-type]
+    meter.model = "local"
+    means = {"per_role": {"debater": {"llm_calls": 4, "input_tokens": 400, "output_tokens": 80},
+                          "total": {"llm_calls": 4}}}  # fmt: skip
+    item = ItemPace("local", means, meter.book)
+    per_item = item.seconds()
+    assert per_item is not None and 11.0 < per_item < 13.0  # 4 calls of about 3 s
+    base = {"calls": 10, "tokens": 500, "done": 1, "total": 3, "first_done": 1}
+    live = lambda: _live_counts(meter, base, item, clock)  # noqa: E731
     sink = io.StringIO()
     lines = ProgressLines("tool-mad on x", sink, every=3600, clock=clock, live=live)
     lines.update(1, 3, "acc 100.0%")
-    assert lines.line().endswith("acc 100.0% · 10 calls · 500 tok")
-    clock.now += 30
-    answer = type("R", (), {"generations": [[type("G", (), {"message": None})()]]})()
-    for _ in range(3):  # three calls of the running item end; no item has finished
-        meter.on_llm_end(answer)
     assert lines.line().endswith(
-        "acc 100.0% · 13 calls · 500 tok · 10.0 s/call · about 0:06:10 left"
-    )  # 2 items x 20 calls left, 3 made: 37 calls at 10 s
+        f"acc 100.0% · 10 calls · 500 tok · about 0:00:{round(2 * per_item):02d} left"
+    )
+    answer = type("R", (), {"generations": [[type("G", (), {"message": None})()]]})()
+    for _ in range(2):  # two calls of the running item end, 3 s each
+        meter.on_llm_end(answer)
+        meter.on_timed_call(timed("debater", 100, 20, clock.now, clock.now + 3.0))  # type: ignore[arg-type]
+        clock.now += 3.0
+    shown = lines.line()
+    assert " · 12 calls · 500 tok · 3.0 s/call · " in shown
+    clock.now += 100  # a call runs long: s/call counts finished calls only
+    assert " · 3.0 s/call · " in lines.line()
+    left = round(2 * item.seconds() - 6.0)  # type: ignore[operator]
+    assert shown.endswith(f"about 0:00:{left:02d} left")  # two items less the calls made
+    base.update(done=3)
+    assert lines.line().endswith("3.0 s/call · finished")  # a finished run says so
 
 
-def test_the_forecast_uses_measured_calls_and_this_machines_pace(
+def test_the_forecast_uses_the_best_means_and_this_machines_pace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import json
-
     from factdebate.cli.progress import CallMeter, bench_progress, forecast, remember_pace
+    from factdebate.runs.pace import read_book
 
     monkeypatch.setenv("FACTDEBATE_HOME", str(tmp_path))
     assert forecast("tool-mad", "openai:gpt-4o-mini", 3) is None  # not a local model
     first = forecast("tool-mad", "local", 3)
     assert first is not None and "about 28.5 model calls an item" in first
-    assert "the time follows from the first calls" in first
+    assert "no call of local was timed on this machine yet" in first
     clock = Clock()
-    meter = CallMeter(clock)
-    for _ in range(4):
-        meter.on_llm_end(None)
-    clock.now += 8.0
-    remember_pace("local", meter)  # 2 s a call, kept for the next run
-    assert json.loads((tmp_path / "pace.json").read_text())["local"]["seconds_per_call"] == 2.0
-    assert forecast("tool-mad", "local", 3) == (
-        "expected time on local: 0:02:51 for 3 item(s): about 28.5 model calls an item "
-        "(tool-mad's measured mean), at 2.0 s a call as measured on this machine"
-    )
-    settings = {"model": "local"}
-    with bench_progress("tool-mad on x", 3600, "acc", "tool-mad", settings) as progress:
-        progress(1, 3, 1.0, 30, 900)  # one item done by an earlier process: 2 left
+    meter = CallMeter(clock, paced_book())  # type: ignore[arg-type]
+    meter.model = "local"
+    for n in range(6):  # one verify of cot: 6 calls, 100 tokens in, 20 out, 3 s each
+        meter.on_timed_call(timed("debater", 100, 20, 10.0 * n, 10.0 * n + 3.0))  # type: ignore[arg-type]
+    remember_pace("local", meter, "cot", {}, 1)
+    book = read_book(tmp_path)
+    assert book.knows("local") and book.means("cot on local") is not None
+    said = forecast("cot", "local", 2)
+    assert said is not None and said.startswith("expected time on local: 0:00:36 for 2 item(s)")
+    assert "about 6 model calls an item (means from this machine's runs of cot on local" in said
+    with bench_progress("cot on x", 3600, "acc", "cot", {"model": "local"}) as progress:
+        progress(1, 3, 1.0, 6, 720)  # one item done by an earlier process: 2 left
     printed = capsys.readouterr().err.splitlines()
-    assert printed[0].startswith("expected time on local: 0:01:54 for 2 item(s)")
-    assert printed[1].startswith("tool-mad on x: 1/3 items (33%)")
-    assert printed[1].endswith("acc 100.0% · 30 calls · 900 tok")
+    assert printed[0].startswith("expected time on local: 0:00:36 for 2 item(s)")
+    assert printed[1].startswith("cot on x: 1/3 items (33%)")
+    assert printed[1].endswith("acc 100.0% · 6 calls · 720 tok · about 0:00:36 left")
 
 
 def test_a_repeats_line_counts_the_whole_run(tmp_path: Path, data_home, scripted) -> None:

@@ -87,6 +87,134 @@ def measured_means(method: str, path: Path = MEASURED) -> dict[str, Any]:
     }
 
 
+def _per_round(rounds_role: Mapping[str, float]) -> Any:
+    """A structure rule: calls per item by role, each a count times the rounds setting."""
+    return lambda s: {role: n * float(s.get("max_rounds", 3)) for role, n in rounds_role.items()}
+
+
+STRUCTURE: dict[str, Any] = {
+    "cot": lambda s: {"debater": 1.0},
+    "rag-cot": lambda s: {"debater": 1.0},
+    "madam-no-rag": lambda s: {"agent": 1.0},
+    "madam-concat-rag": lambda s: {"agent": 1.0},
+    "react": lambda s: {"debater": float(s.get("max_rounds", 3)) + 1.0},
+    "mad": _per_round({"debater": 2.0, "judge": 1.0}),
+    "madke": _per_round({"debater": 2.0, "judge": 1.0}),
+    "cooperation": _per_round({"debater": 2.0}),
+    "self-consistency": lambda s: {"debater": float(s.get("k", 5))},
+    "self-consistency-cot": lambda s: {"debater": float(s.get("k", 5))},
+    "self-consistency-qa": lambda s: {"agent": float(s.get("k", 5))},
+}
+"""Calls per item by role read from a graph's structure, for methods with no measured runs:
+one answer (cot), a step per round plus the answer (ReAct), two sides and a judge per round
+(MAD, MADKE), one call per sample (self-consistency)."""
+CLASS_CALLS = {"low": 1.0, "medium": 4.0, "high": 30.0}
+"""Calls per item of a cost class, for a method with neither measured runs nor a rule."""
+
+
+def structural_means(method: str, context: Mapping[str, Any]) -> dict[str, Any]:
+    """Per-item means of a method no run measured: calls from its structure or cost class.
+
+    Tokens per call are its family's measured ones; a variant of a measured graph (a Tool-MAD
+    ablation, an escalation) takes that graph's measured means.
+    """
+    from factdebate.graphs.registry import METHODS
+
+    spec = METHODS[method]
+    table = _read_json(MEASURED, MAX_TABLE_BYTES, "measured costs").get("methods") or {}
+    family = spec.family if spec.family in table else next(iter(table))
+    if method not in STRUCTURE and spec.cost == "high":  # a variant of its family's graph
+        means = measured_means(family)
+        source = f"{family}'s measured means (the same graph): {means['source']}"
+        return {**means, "method": method, "source": source}
+    total = table[family]["per_role"]["total"]
+    calls = max(float(total["llm_calls"]), 1.0)
+    per_call = {k: float(total[k]) / calls for k in ("input_tokens", "output_tokens")}
+    settings = {**_defaults(method), **context}
+    rule = STRUCTURE.get(method)
+    by_role = rule(settings) if rule else {"debater": CLASS_CALLS[spec.cost]}
+    per_role = {
+        role: {"llm_calls": n, **{k: v * n for k, v in per_call.items()}}
+        for role, n in by_role.items()
+    }
+    per_role["total"] = {k: sum(u[k] for u in per_role.values()) for k in KEYS}
+    how = "its graph's structure" if rule else f"its cost class ({spec.cost})"
+    return {
+        "source": f"{how}, not a measured run (tokens per call: {family}'s measured calls)",
+        "items_measured": 0,
+        "method": method,
+        "dataset": None,
+        "settings": dict(context),
+        "per_role": per_role,
+        "by_stop_reason": {},
+        "structural": True,
+    }
+
+
+def calls_signature(method: str, context: Mapping[str, Any]) -> str:
+    """The settings of a run that change its calls and differ from the defaults, as text."""
+    defaults = _defaults(method)
+    changed = {
+        k: v
+        for k, v in context.items()
+        if k in defaults and not _same_calls(k) and not _only_lower(k) and v != defaults[k]
+    }
+    return json.dumps(changed, sort_keys=True, default=str) if changed else ""
+
+
+def learned_means(method: str, model: str, context: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Per-item means earlier runs of this method, model and settings left on this machine."""
+    from factdebate.runs.pace import means_key, read_book
+    from factdebate.tools.core.home import home_dir
+
+    key = means_key(method, model, calls_signature(method, context))
+    learned = read_book(home_dir()).means(key)
+    if learned is None or not learned.per_role:
+        return None
+    per_role = {r: dict(u) for r, u in learned.per_role.items()}
+    per_role["total"] = {k: sum(u.get(k, 0.0) for u in per_role.values()) for k in KEYS}
+    return {
+        "source": f"this machine's runs of {method} on {model} ({learned.weight:.3g} item(s), "
+        "the latest weighing most)",
+        "items_measured": learned.weight,
+        "method": method,
+        "dataset": None,
+        "settings": dict(context),
+        "per_role": per_role,
+        "by_stop_reason": {},
+        "learned": True,
+    }
+
+
+def expected_means(method: str, model: str, context: Mapping[str, Any]) -> dict[str, Any]:
+    """The best per-item means known before a run of ``method`` on ``model``.
+
+    This machine's runs of it with this model and settings, else the recorded capable-model
+    runs, else the method's structure (``structural_means``).
+
+    Raises:
+        SettingsError: measured means taken with other call-changing settings (the refusal of
+            ``check_estimable``).
+    """
+    learned = learned_means(method, model, context)
+    if learned is not None:
+        return learned
+    try:
+        return measured_means(method)
+    except SettingsError as exc:
+        if not str(exc).startswith("no measured"):
+            raise
+    return structural_means(method, context)
+
+
+def run_seconds(model: str, per_role: Mapping[str, Mapping[str, float]]) -> float | None:
+    """Seconds calls with these tokens by role take on ``model`` at this machine's pace."""
+    from factdebate.runs.pace import read_book
+    from factdebate.tools.core.home import home_dir
+
+    return read_book(home_dir()).seconds(model, per_role)
+
+
 def run_means(run_dir: Path) -> dict[str, Any]:
     """Per-item means by role of an earlier run folder (its metrics.json, read and checked).
 
@@ -225,9 +353,9 @@ def estimate_run(
         means = run_means(from_run)
         check_source(method, dataset_name, means, from_run, any_source)
     else:
-        means = measured_means(method)
+        means = expected_means(method, run_model_of(context), context)
     factor = 1.0
-    if means.get("method") == method:
+    if means.get("method") == method and not means.get("learned") and not means.get("structural"):
         factor = check_estimable(method, context, means)
     items = count_items(dataset_name, data_dir, limit)
     per_role = _scaled(means["per_role"], factor)
@@ -250,7 +378,26 @@ def estimate_run(
             reason: usage_and_usd(_scaled(roles, factor), models, prices, 1)
             for reason, roles in means["by_stop_reason"].items()
         },
+        **_timed(context, per_role, items * repeats),
     }
+
+
+def run_model_of(context: Mapping[str, Any]) -> str:
+    """The model a run's settings name for every role (``model``, else FACTDEBATE_MODEL)."""
+    import os
+
+    return str(context.get("model") or os.environ.get("FACTDEBATE_MODEL") or "local")
+
+
+def _timed(
+    context: Mapping[str, Any], per_role: Mapping[str, Mapping[str, float]], items: int
+) -> dict[str, Any]:
+    """The run's expected seconds on its model at this machine's pace (none when unknown)."""
+    model = run_model_of(context)
+    per_item = run_seconds(model, per_role)
+    if per_item is None:
+        return {"seconds": None, "timed_model": model}
+    return {"seconds": per_item * items, "timed_model": model}
 
 
 def usage_and_usd(
@@ -310,8 +457,23 @@ def render_estimate(est: Mapping[str, Any]) -> str:
             f"Unpriced: {', '.join(unpriced)} (set a price with --price MODEL=IN,OUT, USD per "
             "million tokens, or in the prices file)."
         )
+    lines.append(_time_line(est))
     lines.append("Nothing was run and no model was called.")
     return "\n".join(lines) + "\n"
+
+
+def _time_line(est: Mapping[str, Any]) -> str:
+    """What the run should take, or why no time is given."""
+    from factdebate.runs.pace import clock_text
+
+    model = est.get("timed_model") or "the model"
+    if est.get("seconds") is None:
+        return (
+            f"No time: no call of {model} was timed on this machine yet (a run of it records one)."
+        )
+    return (
+        f"Expected time on {model}: {clock_text(est['seconds'])}, at this machine's measured pace."
+    )
 
 
 def estimate_suite(
