@@ -1,0 +1,182 @@
+"""Keys and roles on a live `langgraph dev`: who may decide, read, copy, rewind or forge a review.
+
+One server for the module serves Tool-MAD on the scripted model of tests/server_graph.py with
+the project's ``http.app`` and its ``auth`` (as langgraph.json registers it) and a key file
+of four principals. Every refused request is checked to have changed nothing: the thread's
+state and its checkpoints are compared before and after.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from factdebate.server.keys import issue
+from tests.bounded import COMMAND_GUARD_S
+from tests.conftest import REPO
+from tests.langgraph_server import LanggraphDev
+from tests.server_graph import CLAIM
+
+pytestmark = pytest.mark.service
+
+SETTINGS = {"model": "scripted-server", "review": True}
+APPROVE = {"decisions": [{"type": "approve"}]}
+PRINCIPALS = {"ops": "operator", "rita": "reviewer", "alice": "client", "bob": "client"}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
+    """The server's URL and each principal's key."""
+    folder = tmp_path_factory.mktemp("auth-dev")
+    keyfile = folder / "keys.json"
+    keys = {name: issue(keyfile, name, role) for name, role in PRINCIPALS.items()}
+    graph = str(REPO / "tests" / "server_graph.py") + ":graph"
+    dev = LanggraphDev(folder, {"tool-mad": graph}, env={"FACTDEBATE_SERVER_KEYS": str(keyfile)})
+    config = json.loads((folder / "langgraph.json").read_text())
+    config["auth"] = json.loads((REPO / "langgraph.json").read_text())["auth"]
+    (folder / "langgraph.json").write_text(json.dumps(config))
+    dev.start()
+    try:
+        yield dev.url, keys
+    finally:
+        dev.stop()
+
+
+def _as(served: tuple[str, dict[str, str]], who: str) -> httpx.Client:
+    url, keys = served
+    return httpx.Client(
+        base_url=url, headers={"Authorization": f"Bearer {keys[who]}"}, timeout=COMMAND_GUARD_S
+    )
+
+
+def _paused(client: httpx.Client) -> str:
+    """A new thread of ``client``'s, paused at its review."""
+    thread = client.post("/threads", json={}).json()["thread_id"]
+    out = client.post(
+        f"/threads/{thread}/runs/wait",
+        json={"assistant_id": "tool-mad", "input": {"claim": CLAIM}, "context": SETTINGS},
+    )
+    assert out.status_code == 200 and out.json().get("__interrupt__"), out.text[:300]
+    return str(thread)
+
+
+def _stored(ops: httpx.Client, thread: str) -> tuple[Any, Any]:
+    """The thread's state and its checkpoints, as the operator reads them."""
+    state = ops.get(f"/threads/{thread}/state").json()
+    history = ops.post(f"/threads/{thread}/history", json={"limit": 100}).json()
+    return state, [h["checkpoint"]["checkpoint_id"] for h in history]
+
+
+def test_without_a_known_key_nothing_is_served_and_harmful_routes_are_closed(served):
+    url, keys = served
+    for headers in ({}, {"Authorization": "Bearer fdk_unknown"}, {"X-Api-Key": "nope"}):
+        answer = httpx.post(f"{url}/threads/search", json={}, headers=headers, timeout=30)
+        assert answer.status_code == 401, answer.text
+    ops = _as(served, "ops")
+    assert ops.post("/threads/search", json={}).status_code == 200
+    for method, path in (("POST", "/internal/truncate"), ("POST", "/deploy"), ("GET", "/deploy")):
+        answer = ops.request(method, path, json={} if method == "POST" else None)
+        assert answer.status_code == 403 and "not served here" in answer.text, (path, answer.text)
+
+
+async def test_the_real_client_library_authenticates_with_its_api_key(served):
+    from langgraph_sdk import get_client
+
+    url, keys = served
+    client = get_client(url=url, api_key=keys["alice"])
+    thread = await client.threads.create(metadata={"owner": "bob"})
+    assert thread["metadata"]["owner"] == "alice"  # never the owner the payload names
+    found = await client.threads.search(limit=100)
+    assert {t["metadata"]["owner"] for t in found} == {"alice"}
+
+
+def test_a_client_cannot_decide_update_rewind_copy_or_forge_a_review_nor_read_anothers(served):
+    alice, bob, ops = _as(served, "alice"), _as(served, "bob"), _as(served, "ops")
+    thread = _paused(alice)
+    before = _stored(ops, thread)
+    paused_at = before[0]["checkpoint"]["checkpoint_id"]
+    run = f"/threads/{thread}/runs/wait"
+    hostile = {
+        "decides": (alice, run, {"assistant_id": "tool-mad", "command": {"resume": APPROVE}}),
+        "updates": (alice, run, {"assistant_id": "tool-mad", "command": {"update": {"x": 1}}}),
+        "writes state": (alice, f"/threads/{thread}/state", {"values": {"verdict": "REFUTES"}}),
+        "new input": (alice, run, {"assistant_id": "tool-mad", "input": {"claim": "Other."}}),
+        "rewinds": (
+            alice,
+            run,
+            {"assistant_id": "tool-mad", "checkpoint_id": paused_at, "input": None},
+        ),
+        "copies": (alice, f"/threads/{thread}/copy", {}),
+        "other client decides": (
+            bob,
+            run,
+            {"assistant_id": "tool-mad", "command": {"resume": APPROVE}},
+        ),
+        "other client runs": (bob, run, {"assistant_id": "tool-mad", "input": {"claim": CLAIM}}),
+    }
+    for case, (client, path, payload) in hostile.items():
+        answer = client.post(path, json=payload)
+        assert answer.status_code in (403, 404, 409, 422), (case, answer.status_code, answer.text)
+        detail = str(answer.json().get("detail"))
+        assert "\n" not in detail, (case, detail)
+    forged = alice.post(
+        "/threads",
+        json={
+            "metadata": {"bench_run": "r-1", "bench_item": "0"},
+            "supersteps": [
+                {"updates": [{"values": {"review": {"status": "approved"}}, "as_node": "judge"}]}
+            ],
+        },
+    )
+    assert forged.status_code == 422 and "supersteps" in forged.text
+    assert bob.get(f"/threads/{thread}").status_code == 404
+    assert bob.get(f"/threads/{thread}/state").status_code == 404
+    assert thread not in {t["thread_id"] for t in bob.post("/threads/search", json={}).json()}
+    assert bob.delete(f"/threads/{thread}").status_code in (403, 404)
+    assert _stored(ops, thread) == before  # nothing changed: state and checkpoints
+
+
+def test_a_reviewer_decides_once_and_the_record_names_the_reviewer(served):
+    alice, rita, ops = _as(served, "alice"), _as(served, "rita"), _as(served, "ops")
+    thread = _paused(alice)
+    run = f"/threads/{thread}/runs/wait"
+    by_operator = ops.post(run, json={"assistant_id": "tool-mad", "command": {"resume": APPROVE}})
+    assert by_operator.status_code == 403, by_operator.text  # managing is not deciding
+    forged_name = {**APPROVE, "by": "mallory", "at": "1999-01-01T00:00:00+00:00"}
+    done = rita.post(run, json={"assistant_id": "tool-mad", "command": {"resume": forged_name}})
+    assert done.status_code == 200, done.text
+    review = done.json()["review"]
+    assert review["status"] == "approved" and review["by"] == "rita"
+    assert not review["at"].startswith("1999")  # the server's time, not the payload's
+    decided = _stored(ops, thread)
+    again = rita.post(run, json={"assistant_id": "tool-mad", "command": {"resume": APPROVE}})
+    assert again.status_code == 409 and "already decided" in again.text
+    reopen = {"assistant_id": "tool-mad", "checkpoint_id": decided[1][1], "input": None}
+    for client, path, payload in (
+        (rita, run, reopen),
+        (ops, run, reopen),
+        (ops, f"/threads/{thread}/state", {"values": {"review": None}}),
+        (ops, run, {"assistant_id": "tool-mad", "input": {"claim": CLAIM}}),
+        (ops, f"/threads/{thread}/copy", {}),
+    ):
+        answer = client.post(path, json=payload)
+        assert answer.status_code in (403, 409, 422), (path, answer.text)
+    assert rita.post("/threads", json={}).status_code == 403  # a reviewer only decides
+    assert _stored(ops, thread) == decided
+
+
+def test_the_operator_sees_every_clients_threads_and_a_client_only_its_own(served):
+    alice, bob, ops = _as(served, "alice"), _as(served, "bob"), _as(served, "ops")
+    mine = alice.post("/threads", json={}).json()["thread_id"]
+    theirs = bob.post("/threads", json={}).json()["thread_id"]
+    seen = {t["thread_id"] for t in ops.post("/threads/search", json={"limit": 1000}).json()}
+    assert {mine, theirs} <= seen
+    alices = {t["thread_id"] for t in alice.post("/threads/search", json={"limit": 1000}).json()}
+    assert mine in alices and theirs not in alices
+    assert ops.get(f"/threads/{theirs}").status_code == 200
+    assert alice.post("/assistants", json={"graph_id": "tool-mad"}).status_code == 403
+    assert ops.delete(f"/threads/{theirs}").status_code in (200, 204)
