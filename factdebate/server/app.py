@@ -204,8 +204,21 @@ def body_problem(path: str, data: Any, targets: list[Any]) -> str | None:
         else:
             problem = rpc_problem(payload, target) if rpc else None
             problem = problem or context_problem(payload, target)
+        problem = problem or webhook_problem(payload)
         if problem:
             return problem
+    return None
+
+
+def webhook_problem(payload: Any) -> str | None:
+    """Why a run asks for a webhook: the server would post its output to an address it names."""
+    params = payload.get("params") if isinstance(payload, dict) else None
+    for source in (payload, params):
+        if isinstance(source, dict) and source.get("webhook"):
+            return (
+                "webhooks are not sent from this server: a run's output goes to no address a "
+                "request names; join or stream the run instead"
+            )
     return None
 
 

@@ -177,3 +177,24 @@ async def test_our_own_422_is_redacted_too():
     response = await _post(server, "/runs/wait", {"assistant_id": "tool-mad", "context": context})
     assert response.status_code == 422
     assert "hunter2secret" not in response.text
+
+
+@pytest.mark.parametrize(
+    ("path", "payload"),
+    [
+        ("/runs/wait", {"assistant_id": "tool-mad", "webhook": "http://10.0.0.9/hook"}),
+        (f"/threads/{THREAD}/runs", {"assistant_id": "tool-mad", "webhook": "http://x/h"}),
+        ("/runs/crons", {"assistant_id": "tool-mad", "schedule": "* * * * *", "webhook": "h"}),
+        (
+            f"/threads/{THREAD}/commands",
+            {"id": 1, "method": "run.start", "params": {"assistant_id": "t", "webhook": "h"}},
+        ),
+    ],
+)
+async def test_a_run_never_sends_its_output_to_an_address_the_request_names(
+    path: str, payload: dict[str, Any]
+):
+    server = Server(PLAIN)
+    response = await _post(server, path, payload)
+    assert response.status_code == 422 and "webhooks" in response.json()["detail"]
+    assert server.reached == []
