@@ -415,6 +415,7 @@ METHOD_KEYS = (  # documented extras of some methods (docs/result-contract.md)
     "scores",  # MAD-Fact
     "golden",  # MAD-Fact
     "review",  # any method run with review: the person's decision (nodes/review.py)
+    "proposed_verdict",  # any method run with review: the verdict held for the person
 )
 STREAM_ONLY_KEYS = (  # streamed while a run goes on (docs/streaming.md), never in the contract
     "drafts",

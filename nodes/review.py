@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final, Literal
 
 from langgraph._internal._constants import CONFIG_KEY_CHECKPOINTER, INTERRUPT, NS_SEP
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -22,7 +22,7 @@ from factdebate.tools.core.errors import FactDebateError
 from factdebate.tools.core.records import Evidence
 from factdebate.tools.core.secrets import redact_deep
 
-REVIEW_NODE = "human_review"
+REVIEW_NODE: Final = "human_review"
 """Node name of the review step every graph ends with (``review`` is MADAM self-reflect's)."""
 MAX_NOTE_CHARS = 2000
 MAX_ANSWER_CHARS = 1000
@@ -77,6 +77,53 @@ def free_answers(context: Any) -> None:
 def review_wanted(context: Any) -> bool:
     """Whether the run's settings ask for a human review before the verdict is final."""
     return bool(_setting(context, "review", False))
+
+
+PENDING = "pending"
+"""``review.status`` of a result whose verdict a person has not decided yet."""
+NEEDS_THREAD = (
+    "review needs a thread: a run with review pauses for a person's decision, which only a "
+    "thread keeps; start it on a thread (POST /threads/{thread_id}/runs) or without review"
+)
+"""The one-line refusal of a run with review and nowhere to keep its pause."""
+
+
+def held(state: Mapping[str, Any]) -> bool:
+    """Whether a state holds a proposal awaiting a person's decision (``review.status`` pending)."""
+    return (state.get("review") or {}).get("status") == PENDING
+
+
+def hold_proposal(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The update that sets a method's verdict aside as a proposal until a person decides.
+
+    ``verdict`` is null while the review waits; the proposal is ``proposed_verdict`` (and
+    ``review.proposed``), so a client that reads the values alone never takes it as decided.
+    """
+    proposed = state.get("verdict")
+    return {
+        "verdict": None,
+        "proposed_verdict": proposed,
+        "review": {"status": PENDING, "proposed": proposed},
+    }
+
+
+def proposed_of(state: Mapping[str, Any]) -> Any:
+    """The verdict a paused state proposes (held aside, or, in an older thread, the verdict)."""
+    return state.get("proposed_verdict") if held(state) else state.get("verdict")
+
+
+def has_thread() -> bool:
+    """Whether the running graph keeps its state somewhere a paused review can wait in."""
+    try:
+        configurable = get_config().get("configurable", {})
+    except RuntimeError:  # called outside a run
+        return False
+    return isinstance(configurable.get(CONFIG_KEY_CHECKPOINTER), BaseCheckpointSaver)
+
+
+def after_review(state: dict[str, Any]) -> Literal["human_review", "__end__"]:
+    """Back to the review step once the proposal is held (it then pauses), else the end."""
+    return REVIEW_NODE if held(state) else "__end__"  # END, as the Literal names it
 
 
 def check_decision(decision: Any, choices: tuple[str, ...] | None) -> dict[str, Any]:
@@ -221,10 +268,10 @@ def review_request(
     """
     justification = state.get("justification") or ""
     description = review_description(state, allowed, method)
-    args = {"verdict": state.get("verdict"), "justification": justification, "note": ""}
+    args = {"verdict": proposed_of(state), "justification": justification, "note": ""}
     return {
         "kind": "review",
-        "proposed": state.get("verdict"),
+        "proposed": proposed_of(state),
         "justification": justification,
         "stop_reason": state.get("stop_reason"),
         "rounds": state.get("rounds"),
@@ -245,9 +292,10 @@ def review_request(
 def review_description(state: dict[str, Any], allowed: tuple[str, ...] | None, method: str) -> str:
     """The Markdown a reviewer decides from: claim, proposal, why it stopped, agents, evidence."""
     claim = state.get("claim") or state.get("question") or ""
-    summary = f"{_inline(method)} proposes {_inline(state.get('verdict') or 'no verdict')}"
+    proposed = proposed_of(state)
+    summary = f"{_inline(method)} proposes {_inline(proposed or 'no verdict')}"
     lines = [f"{summary} for: {_inline(claim, 160)}", "", "**Claim**", _fenced(claim)]
-    lines += ["", f"**Proposed verdict:** {_inline(state.get('verdict') or 'none')}"]
+    lines += ["", f"**Proposed verdict:** {_inline(proposed or 'none')}"]
     stop = f"{_inline(state.get('stop_reason') or 'unknown')} after round {state.get('rounds')}"
     decided_by = state.get("decided_by") or {}
     if decided_by.get("agent"):
@@ -374,6 +422,10 @@ def make_review_node(choices: Choices) -> Node:
         if request is None:
             if not review_wanted(context):
                 return {}
+            if not has_thread():  # nobody could ever answer the pause
+                raise ReviewError(NEEDS_THREAD)
+            if not held(state):  # first set the verdict aside (a step of its own: stored)
+                return hold_proposal(state)
             request = review_request(state, choices(context), method_of_run())
         request.pop("refused", None)
         allowed = tuple(request["choices"]) if request.get("choices") is not None else None
@@ -393,8 +445,8 @@ def make_review_node(choices: Choices) -> Node:
             "at": datetime.now(UTC).isoformat(timespec="seconds"),  # this process's time
             "by": reviewer_of_run(),
         }
-        if decision["approve"]:
-            return {"review": record}
+        if decision["approve"]:  # the held proposal becomes the verdict
+            return {"verdict": proposed, "review": record}
         note = f": {decision['note']}" if decision["note"] else ""
         update: dict[str, Any] = {
             "verdict": decision["verdict"],
@@ -467,7 +519,11 @@ def awaiting(thread: str, request: dict[str, Any], state: dict[str, Any]) -> dic
 
 
 def add_review(builder: Any, choices: Choices) -> str:
-    """Add the review step before END; returns its name, the target of every finished run."""
+    """Add the review step before END; returns its name, the target of every finished run.
+
+    With review on, the step runs twice: it first holds the verdict aside as a proposal
+    (stored as a step of its own), then pauses for the decision and writes it.
+    """
     builder.add_node(REVIEW_NODE, make_review_node(choices))
-    builder.add_edge(REVIEW_NODE, END)
+    builder.add_conditional_edges(REVIEW_NODE, after_review, [REVIEW_NODE, END])
     return REVIEW_NODE

@@ -60,6 +60,7 @@ class DebateOutput(TypedDict, total=False):
     justification: str
     decided_by: DecidedBy
     review: dict[str, Any]  # a person's approval or overruling (nodes/review.py), when asked
+    proposed_verdict: str | None  # with review: the method's verdict, held until a person decides
     stop_reason: str
     rounds: int
     transcript: Annotated[list[Turn], operator.add]

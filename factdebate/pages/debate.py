@@ -12,6 +12,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
+from factdebate.nodes.review import proposed_of
 from factdebate.nodes.tool_mad.gate import below, gate_thresholds
 from factdebate.prompts.labels import LABEL_SPELLINGS, spelling_key
 from factdebate.tools.core.files import OutputTargetError, check_target, write_atomic
@@ -340,7 +341,7 @@ def page_context(
         "text": text,
         "method": method,
         "model": settings.get("model"),
-        "verdict": result.get("verdict"),
+        "verdict": proposed_of(result),  # awaiting review: the proposal, shown as one
         "answers": result.get("answers"),
         "justification": reasoning(result.get("justification")),
         "provenance": provenance(result),

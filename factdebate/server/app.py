@@ -32,6 +32,7 @@ from starlette.middleware import Middleware
 from factdebate.evidence import served_hook
 from factdebate.graphs.registry import METHODS, context_class
 from factdebate.nodes.policy import operator_problem
+from factdebate.nodes.review import NEEDS_THREAD
 from factdebate.server.decisions import (
     NEW_INPUT,
     NO_DECISION,
@@ -174,6 +175,38 @@ def command_problem(command: Any, target: Any = None) -> str | None:
     return context_problem(params, target) if isinstance(params, dict) else None
 
 
+_STATELESS = re.compile(r"^/runs(/wait|/stream|/batch|/crons)?/?$")
+"""POST paths of runs without a thread (the server keeps no checkpoint of them)."""
+
+
+def _review_setting(source: Any) -> Any:
+    """The ``review`` a run request or assistant sets (context, else configurable); None: unset."""
+    if not isinstance(source, dict):
+        return None
+    for settings in (source.get("context"), (source.get("config") or {}).get("configurable")):
+        if isinstance(settings, dict) and "review" in settings:
+            return settings["review"]
+    return None
+
+
+def stateless_review(path: str, payload: Any, assistant: Any = None) -> bool:
+    """Whether a request starts a run with review where no thread keeps its pause.
+
+    Runs without a thread (``/runs...``) and MCP tool calls (always stateless on a LangGraph
+    server) cannot pause for a person: a run's own ``review`` wins over its assistant's.
+    """
+    if _STATELESS.match(path):
+        settings = payload
+    elif path.rstrip("/") == "/mcp" and isinstance(payload, dict):
+        if payload.get("method") != "tools/call":
+            return False
+        settings = payload.get("params")
+    else:
+        return False
+    wanted = _review_setting(settings)
+    return bool(_review_setting(assistant) if wanted is None else wanted)
+
+
 def _payloads(data: Any) -> list[Any]:
     """The run/assistant/cron requests in one body (a batch is a list of them)."""
     return data if isinstance(data, list) else [data]
@@ -271,6 +304,7 @@ class ContextCheck:
                     found[ref] = await self._target(scope, path, ref)
                 targets.append(found[ref])
             problem = await asyncio.to_thread(body_problem, path, data, targets)
+            problem = problem or await self._review_problem(scope, path, data)
         problem = problem or creation_problem(path, method, data)
         if problem:
             await _reply(send, 422, problem)
@@ -294,6 +328,19 @@ class ContextCheck:
             scope = {**scope, "headers": _with_length(scope.get("headers", []), len(body))}
             send = conflict_as_decided(released_at_start(send, release), resume.thread, _reply)
             await self._forward(scope, body, receive, send)
+
+    async def _review_problem(self, scope: Scope, path: str, data: Any) -> str | None:
+        """``NEEDS_THREAD`` for a run with review (its own or its assistant's) and no thread."""
+        if not (_STATELESS.match(path) or path.rstrip("/") == "/mcp"):
+            return None
+        for payload in _payloads(data):
+            ref = _assistant_ref(path, payload)
+            assistant = None
+            if ref and _UUID.fullmatch(ref) and _review_setting(payload) is None:
+                assistant = await self._get_json(scope, f"/assistants/{ref}")
+            if stateless_review(path, payload, assistant):
+                return NEEDS_THREAD
+        return None
 
     async def _forward(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
         """Pass the request on to the server with ``body`` (already read) as its body."""

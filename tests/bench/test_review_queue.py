@@ -27,7 +27,8 @@ def test_bench_review_queue(tmp_path: Path, scripted) -> None:
     run, model = review_bench(tmp_path, scripted)
     rows = read_results(run / "results.jsonl")
     assert [r["review"]["status"] for r in rows] == ["pending", "pending"]
-    assert all(r["prediction"] == "SUPPORTS" for r in rows)  # the proposal, until decided
+    assert all(r["prediction"] is None for r in rows)  # no verdict until a person decides
+    assert all(r["review"]["proposed"] == "SUPPORTS" for r in rows)  # the proposal
     waiting = pending_items(run)
     assert [r["id"] for r, _ in waiting] == [r["id"] for r in rows]
     assert waiting[0][1]["verdict"] == "SUPPORTS" and waiting[0][1]["choices"]

@@ -47,7 +47,8 @@ async def test_a_bad_resume_leaves_the_thread_awaiting_review(scripted, fake_too
         assert request is not None, f"{bad!r} ended the review"
         assert request["proposed"] == paused["proposed"]["verdict"]
         assert request["refused"]  # the pause says why the last answer was refused
-        assert "verdict" in state.values and state.values["verdict"] == "SUPPORTS"
+        assert state.values["verdict"] is None and state.values["review"]["status"] == "pending"
+        assert state.values["proposed_verdict"] == "SUPPORTS"  # held, not decided
     done = await aresume("t1", checkpoint=db, verdict="refutes", note="after a typo", model=name)
     assert done["verdict"] == "REFUTES" and done["review"]["status"] == "overruled"
 
@@ -75,7 +76,7 @@ async def _history_decisions(db: str, thread: str = "race") -> list[Any]:
         seen = []
         async for item in saver.alist({"configurable": {"thread_id": thread}}):
             review = (item.checkpoint.get("channel_values") or {}).get("review")
-            if review and review not in seen:
+            if review and review.get("status") != "pending" and review not in seen:
                 seen.append(review)
         return seen
 
@@ -265,8 +266,8 @@ async def test_three_concurrent_resumes_on_a_live_server_decide_once(live: str):
         assert error.response.status_code == 409
         assert "already decided" in error.response.json()["detail"]
     history = await client.threads.get_history(thread, limit=50)
-    decisions = {json_key(h["values"].get("review")) for h in history}
-    assert len(decisions - {"null"}) == 1
+    decisions = {json_key(r) for r in decided_reviews(history)}
+    assert len(decisions) == 1
     again = client.runs.wait(
         thread, "tool-mad", command={"resume": {"approve": True}}, context=context
     )
@@ -290,7 +291,7 @@ async def _settled(url: str, thread: str) -> dict[str, Any]:
 
 async def _decisions_on_record(client: Any, thread: str) -> list[Any]:
     history = await client.threads.get_history(thread, limit=50)
-    recorded = {json_key(h["values"].get("review")) for h in history} - {"null"}
+    recorded = {json_key(r) for r in decided_reviews(history)}
     return sorted(recorded)
 
 
@@ -379,6 +380,12 @@ async def test_input_respond_through_v2_commands_is_a_checked_decision(live: str
     assert done["values"]["review"]["status"] == "approved"
     assert done["values"]["review"]["note"] == "checked"
     assert len(await _decisions_on_record(client, thread)) == 1
+
+
+def decided_reviews(history: list[Any]) -> list[Any]:
+    """The review records of a thread's history that are decisions (not the pending hold)."""
+    reviews = [h["values"].get("review") for h in history]
+    return [r for r in reviews if r and r.get("status") != "pending"]
 
 
 def json_key(value: Any) -> str:

@@ -153,7 +153,7 @@ async def test_the_paused_request_is_both_formats_and_a_bad_answer_keeps_it(
         again = pending_review(state)
         assert state.next == (REVIEW_NODE,) and again is not None and again["refused"]
         assert {k: v for k, v in again.items() if k != "refused"} == request
-        assert "review" not in state.values
+        assert state.values["review"]["status"] == "pending"  # no decision
     done = await _state(
         db, "t1", {"decisions": [{"type": "reject", "message": "REFUTES: x"}]}, name
     )

@@ -369,7 +369,8 @@ async def test_review_on_the_server_through_the_sdk(server: str) -> None:
     thread = (await client.threads.create())["thread_id"]
     context = {"model": "scripted-server", "review": True}
     paused = await client.runs.wait(thread, "tool-mad", input={"claim": CLAIM}, context=context)
-    assert paused["verdict"] == "SUPPORTS" and "review" not in paused
+    assert paused["verdict"] is None and paused["proposed_verdict"] == "SUPPORTS"
+    assert paused["review"] == {"status": "pending", "proposed": "SUPPORTS"}  # not decided
     state = await client.threads.get_state(thread)
     assert state["next"] == ["human_review"]
     (request,) = [i["value"] for task in state["tasks"] for i in task["interrupts"]]

@@ -179,6 +179,8 @@ async def test_a_bench_queue_on_the_server_is_listed_and_decided_once(
     )
     rows = read_results(out / "results.jsonl")
     assert {r["review"]["status"] for r in rows} == {"pending"}
+    assert {r["result"]["verdict"] for r in rows} == {None}  # proposals, not verdicts
+    assert json.loads((out / "metrics.json").read_text())["review"]["awaiting"] == 3
     run_id = rows[0]["review"]["run"]
     client = get_client(url=server.url)
     listed = await client.threads.search(
@@ -221,9 +223,67 @@ async def test_a_bench_queue_on_the_server_is_listed_and_decided_once(
     assert reviewed["1"]["prediction"] == "REFUTES"
     assert reviewed["1"]["review"]["status"] == "overruled"
     assert reviewed["1"]["review"]["note"] == "wrong"
+    result = reviewed["1"]["result"]  # the row's whole result is the decided one
+    assert result["verdict"] == "REFUTES" and result["review"]["status"] == "overruled"
+    assert result["decided_by"]["agent"] == "reviewer"
+    assert not any(r["review"]["status"] == "pending" for r in reviewed.values())
+    assert "review" not in json.loads((out / "metrics.json").read_text())  # all decided
     proposed = {str(r["id"]): r["review"]["proposed"] for r in rows}
     assert verdicts == {
         "0": (proposed["0"], "approved"),
         "1": ("REFUTES", "overruled"),
         "2": (proposed["2"], "approved"),
     }
+
+
+async def test_a_paused_thread_shows_no_verdict_and_a_threadless_review_is_refused(
+    server: LanggraphDev,
+):
+    from langgraph_sdk import get_client
+
+    from factdebate.nodes.review import NEEDS_THREAD
+
+    client = get_client(url=server.url)
+    thread, request = await paused_thread(client)
+    values = (await client.threads.get_state(thread))["values"]
+    assert values["verdict"] is None and values["proposed_verdict"] == request["proposed"]
+    assert values["review"] == {"status": "pending", "proposed": request["proposed"]}
+    run = {"assistant_id": "tool-mad", "input": {"claim": CLAIM}, "context": SETTINGS}
+    refused = [
+        httpx.post(f"{server.url}{path}", json=body, timeout=COMMAND_GUARD_S)
+        for path, body in [
+            ("/runs/wait", run),
+            ("/runs/stream", run),
+            ("/runs", run),
+            ("/runs/batch", [run]),
+            ("/runs/wait", {**run, "context": None, "config": {"configurable": SETTINGS}}),
+        ]
+    ]
+    for answer in refused:
+        assert answer.status_code == 422 and answer.json()["detail"] == NEEDS_THREAD, answer.text
+    bench_like = await client.assistants.create("tool-mad", context=SETTINGS)  # review built in
+    answer = httpx.post(
+        f"{server.url}/runs/wait",
+        json={"assistant_id": bench_like["assistant_id"], "input": {"claim": CLAIM}},
+        timeout=COMMAND_GUARD_S,
+    )
+    assert answer.status_code == 422 and answer.json()["detail"] == NEEDS_THREAD
+    tool_call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "tool-mad", "arguments": {"claim": CLAIM}, "context": SETTINGS},
+    }
+    mcp = httpx.post(
+        f"{server.url}/mcp",
+        json=tool_call,
+        headers={"accept": "application/json, text/event-stream"},
+        timeout=COMMAND_GUARD_S,
+    )
+    assert mcp.status_code == 422 and NEEDS_THREAD in mcp.text
+    off = httpx.post(  # review off: the same run goes on without a thread
+        f"{server.url}/runs/wait",
+        json={**run, "context": {**SETTINGS, "review": False}},
+        timeout=COMMAND_GUARD_S,
+    )
+    assert off.status_code == 200 and off.json()["verdict"] == "SUPPORTS", off.text

@@ -16,6 +16,7 @@ from factdebate.bench.judging.pareto import pareto_view
 from factdebate.bench.judging.prices import Price, load_prices
 from factdebate.bench.judging.provenance import provenance_rows
 from factdebate.bench.judging.report import PLOT_DPI, PLOT_SIZE, interval_rows, literal_text
+from factdebate.bench.judging.review_states import awaiting_review
 from factdebate.datasets import ANSWER_TASK
 from factdebate.pages.debate import environment, write_debate_page, write_page
 from factdebate.runs.folder import RunFolderError
@@ -282,14 +283,22 @@ def item_rows(out_dir: Path, rows: Sequence[dict[str, Any]]) -> list[dict[str, A
         kinds = Counter(str(e.get("kind") or "?") for e in row.get("errors") or [])
         is_answers = isinstance(row.get("gold"), list | tuple)
         page = item_page(row.get("id"))
+        waiting = awaiting_review(row)  # a proposal: shown as such, neither right nor wrong
+        proposed = (row.get("review") or {}).get("proposed") if waiting else None
         shown.append(
             {
                 **row,
                 "text": str(row.get("claim") or row.get("question") or ""),
                 "gold_text": _shown(row.get("gold")),
-                "prediction_text": _shown(row.get("prediction")),
+                "prediction_text": (
+                    f"{_shown(proposed) or 'no verdict'} (proposed, awaiting review)"
+                    if waiting
+                    else _shown(row.get("prediction"))
+                ),
                 "is_label": not is_answers,
-                "right": _right(row, is_answers),
+                "waiting": waiting,
+                "proposed": proposed,
+                "right": None if waiting else _right(row, is_answers),
                 "error_kinds": dict(sorted(kinds.items())),
                 "page": page if (Path(out_dir) / page).is_file() else None,
             }

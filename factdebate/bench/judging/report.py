@@ -29,6 +29,7 @@ from factdebate.bench.judging.metrics import (
 )
 from factdebate.bench.judging.prices import Price, load_prices, run_usd, usd_text
 from factdebate.bench.judging.provenance import provenance_line
+from factdebate.bench.judging.review_states import decided_rows, review_counts, review_lines
 from factdebate.bench.judging.stats import (
     CONFIDENCE,
     RESAMPLES,
@@ -542,6 +543,7 @@ def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
     scores = _answer_lines(metrics) if metrics.get("task") == ANSWER_TASK else _label_lines(metrics)
     lines = [
         *_header(metrics, run),
+        *review_lines(metrics),
         *_repeat_lines(metrics),
         *scores,
         *_interval_lines(metrics),
@@ -599,7 +601,9 @@ def write_summary(
     task: str = LABEL_TASK,
 ) -> dict[str, Any]:
     """Write metrics.json, report.md and (labels only) confusion.png; return the metrics."""
+    every, rows = rows, decided_rows(rows)  # a verdict awaiting review is not scored yet
     metrics = compute_answer_metrics(rows) if task == ANSWER_TASK else compute_metrics(rows, labels)
+    metrics.update(review_counts(every))
     outside = run.get("outside_rows")
     if outside:  # calls no scored row holds (a killed item's, a replaced try's): in the bill
         metrics["cost"] = cost_summary(rows, [outside["cost"]])

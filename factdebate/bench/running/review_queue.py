@@ -5,26 +5,26 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from factdebate.api import build_context
-from factdebate.bench.judging.page import write_bench_page
+from factdebate.api import build_context, contract
+from factdebate.bench.judging.page import item_page, write_bench_page, write_item_page
 from factdebate.bench.judging.report import write_summary
 from factdebate.bench.judging.scoring import RESULTS, prediction
 from factdebate.bench.running.invokers import Invoker, durable_invoker, thread_of
 from factdebate.datasets import LABEL_TASK
-from factdebate.nodes.review import pending_review, proposal
+from factdebate.nodes.review import PENDING, pending_review, proposal, proposed_of
 from factdebate.review.resume import aresume
 from factdebate.runs.checkpoints import open_checkpointer
 from factdebate.runs.folder import RUN_FILE, read_rows, rows_lock, write_rows
 from factdebate.tools.core.errors import FactDebateError
 from factdebate.tools.core.json_text import json_problem, parse_json
-from factdebate.tools.core.secrets import REDACTED
+from factdebate.tools.core.secrets import REDACTED, redact_deep
 
 QUEUE_DB = "review.sqlite"
 """The checkpoint file of a bench run's review queue, inside the run folder."""
-PENDING = "pending"
 
 
 class QueueError(FactDebateError, ValueError):
@@ -42,7 +42,9 @@ def _pending(inner: Invoker, where: Callable[[str], dict[str, Any]]) -> Invoker:
     async def invoke(payload: dict[str, Any], context: Any, item_id: str) -> dict[str, Any]:
         out = await inner(payload, context, item_id)
         if out.pop("__interrupt__", None):
-            out["review"] = {"status": PENDING, "proposed": out.get("verdict"), **where(item_id)}
+            proposed = proposed_of(out)
+            out["review"] = {**(out.get("review") or {}), "status": PENDING, "proposed": proposed}
+            out["review"].update(where(item_id))
         return out
 
     return invoke
@@ -99,8 +101,7 @@ def sync_server_queue(out_dir: Path) -> tuple[int, int, str]:
             values = decided.get(str(row["id"]))
             if values is None:
                 continue
-            row["prediction"] = prediction(values, task)
-            row["review"] = {**row["review"], **values["review"]}
+            take_decision(out_dir, run, row, contract(values), task)
             updated += 1
         if updated:
             write_rows(out_dir / RESULTS, rows)
@@ -250,11 +251,36 @@ def _apply(
         )
     )
     task = run.get("task") or LABEL_TASK
-    row["prediction"] = prediction(result, task)
-    row["review"] = {**row["review"], **result["review"]}
+    take_decision(out_dir, run, row, result, task)
     write_rows(out_dir / RESULTS, rows)
     _rewrite_report(out_dir, rows, run, task)
     return row
+
+
+def take_decision(
+    out_dir: Path, run: dict[str, Any], row: dict[str, Any], result: dict[str, Any], task: str
+) -> None:
+    """A decided item's row: prediction, review record and its whole ``result`` as decided.
+
+    ``result`` is the item's result contract after the decision (the decided verdict, the
+    review record, ``decided_by``); the row keeps where its thread waited. The item's debate
+    page, where the run wrote one, is written again with the decision.
+    """
+    result = dict(redact_deep(result))
+    row["prediction"] = prediction(result, task)
+    row["review"] = {**row["review"], **(result.get("review") or {})}
+    row["result"] = result
+    if (out_dir / item_page(row["id"])).is_file():
+        write_item_page(out_dir, row, result, str(run["method"]), _shown_settings(run))
+
+
+def _shown_settings(run: dict[str, Any]) -> dict[str, Any]:
+    """The settings an item's page shows: every field of the run's settings, as the bench did."""
+    settings = dict(run.get("context") or {})
+    if run.get("server_url"):
+        return settings  # a server's run shows the settings it sent
+    built = build_context(str(run["method"]), **settings)
+    return {f.name: getattr(built, f.name) for f in fields(built)}
 
 
 def _rewrite_report(
