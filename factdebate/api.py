@@ -416,6 +416,7 @@ METHOD_KEYS = (  # documented extras of some methods (docs/result-contract.md)
     "golden",  # MAD-Fact
     "review",  # any method run with review: the person's decision (nodes/review.py)
     "proposed_verdict",  # any method run with review: the verdict held for the person
+    "screen",  # the escalation methods: the screen's labels, agreement, why it escalated
 )
 STREAM_ONLY_KEYS = (  # streamed while a run goes on (docs/streaming.md), never in the contract
     "drafts",

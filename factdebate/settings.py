@@ -50,6 +50,10 @@ _GROUP_OF: dict[str, str] = {
     "confidence_threshold": "rounds and stopping",
     "max_steps": "rounds and stopping",
     "max_turns": "rounds and stopping",
+    "screen_share": "rounds and stopping",
+    "screen_all": "rounds and stopping",
+    "screen_k": "rounds and stopping",
+    "screen_temperature": "rounds and stopping",
     "faithfulness_threshold": "scoring",
     "relevance_threshold": "scoring",
     "gate_profile": "scoring",
@@ -70,6 +74,13 @@ _GROUP_OF: dict[str, str] = {
     "clerk_part_chars": "scoring",
     "usd_per_million_input": "budgets",
     "usd_per_million_output": "budgets",
+    "rpm": "inputs and runtime",
+    "tpm": "inputs and runtime",
+    "tpm_counts": "inputs and runtime",
+    "max_in_flight": "inputs and runtime",
+    "call_deadline_s": "inputs and runtime",
+    "hang_cut_min_s": "inputs and runtime",
+    "hang_cut_factor": "inputs and runtime",
 }
 _NAME_RULES: tuple[tuple[tuple[str, ...], str], ...] = (
     # (parts of a name, group), first match wins

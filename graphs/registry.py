@@ -46,6 +46,7 @@ PAPERS = {
     "debate-cv": "DebateCV",
     "mad-fact": "MAD-Fact",
     "self-consistency": "Self-consistency",
+    "escalate-tool-mad": "Escalation (a cheap screen first, the debate only where it is unsure)",
 }
 """The paper behind each family of methods, by the name of its own method."""
 
@@ -69,6 +70,8 @@ class MethodSpec:
             class from ``context``'s (a family run on top of another method: self-consistency
             adds ``k``); empty = ``context`` as it is.
         cost: Its cost class (``COST_CLASSES``): how many model calls one item takes.
+        screens: An escalation method's method proper (the method it runs where its screen
+            is unsure); empty for every other method.
     """
 
     name: str
@@ -82,6 +85,7 @@ class MethodSpec:
     defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     derive: str = ""
     cost: CostClass = "high"
+    screens: str = ""
 
     @property
     def tool_description(self) -> str:
@@ -92,6 +96,11 @@ class MethodSpec:
             "baseline": f"A baseline the {paper} paper compares with, not a method of its own.",
             "ablation": f"An ablation of {paper} (one part changed or removed), for comparison.",
         }[self.role]
+        if self.screens:
+            role = (
+                "The method of factdebate's escalation family: a cheap screen of the evidence "
+                f"first, {self.screens} only where the screen's labels disagree."
+            )
         reads = "reads evidence (retrieved or given)" if self.retrieves else "reads no evidence"
         return (
             f"{self.description}. {role} {INPUTS[self.input_kind]} It {reads} and returns "
@@ -133,6 +142,8 @@ def _tool_mad_ablation(variant: str, what: str, **defaults: Any) -> MethodSpec:
 
 
 _SAMPLED = "self_consistency.context:sampled_settings"
+ESCALATION = "escalate-tool-mad"
+"""The catalog family of the escalation methods (named by its first method)."""
 
 _ALL = (
     MethodSpec(
@@ -312,6 +323,26 @@ _ALL = (
         input_kind="question",
         derive=_SAMPLED,
         cost="medium",
+    ),
+    MethodSpec(
+        "escalate-tool-mad",
+        "escalate_tool_mad:graph",
+        "tool_mad.context:ToolMADContext",
+        "Escalating Tool-MAD: both debaters' first answers screen the claim; agreed = done, "
+        "else the debate goes on from there",
+        family=ESCALATION,
+        derive="escalation.context:screened_settings",
+        screens="tool-mad",
+    ),
+    MethodSpec(
+        "escalate-debate-cv",
+        "escalate_debate_cv:graph",
+        "debate_cv.context:DebateCVContext",
+        "Escalating DebateCV: k RAG-CoT readings of the evidence screen the claim; unanimous "
+        "= done, else the debate over the same evidence",
+        family=ESCALATION,
+        derive="escalation.context:sampled_screen_settings",
+        screens="debate-cv",
     ),
 )
 METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in _ALL}

@@ -8,9 +8,13 @@ debate to the judge once the round limit is reached.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from langgraph.graph import END, START, StateGraph
 
 from factdebate.graphs.registry import context_class
+from factdebate.nodes.common import Node
+from factdebate.nodes.escalation.screen import first_round_to, make_screen_router
 from factdebate.nodes.review import add_review, fever_labels
 from factdebate.nodes.state import ClaimInput
 from factdebate.nodes.tool_mad.argue import make_argue_node
@@ -26,28 +30,45 @@ from factdebate.nodes.tool_mad.state import ToolMADOutput, ToolMADState
 
 def make_builder(
     context_schema: type[ToolMADContext],
+    *,
+    screen: Node | None = None,
+    screen_wrap: Callable[[Node], Node] | None = None,
+    state_schema: type[ToolMADState] = ToolMADState,
+    output_schema: type[ToolMADOutput] = ToolMADOutput,
 ) -> StateGraph[ToolMADState, ToolMADContext, ClaimInput, ToolMADOutput]:
-    """Wire the Tool-MAD graph; ``context_schema`` may be a subclass with other defaults."""
+    """Wire the Tool-MAD graph; ``context_schema`` may be a subclass with other defaults.
+
+    With ``screen`` (an escalation), round 1 goes from the debaters' answers to that node
+    instead of scoring; it writes ``decision`` "stop" (the run ends) or "escalate" (the
+    round's scoring and everything after it run as usual). ``screen_wrap`` wraps the
+    screen's query and argue nodes (e.g. to run them under a screen model).
+    """
     builder = StateGraph(
-        ToolMADState,
+        state_schema,
         context_schema=context_schema,
         input_schema=ClaimInput,
-        output_schema=ToolMADOutput,
+        output_schema=output_schema,
     )
+    wrap = screen_wrap or (lambda node: node)
     builder.add_node("start_round", start_round)
     for agent in DEBATERS:
         opponent = next(a for a in DEBATERS if a != agent)
         chain = {
-            f"query_{agent}": make_query_node(agent, opponent),
+            f"query_{agent}": wrap(make_query_node(agent, opponent)),
             f"retrieve_{agent}": make_retrieve_node(agent),
-            f"argue_{agent}": make_argue_node(agent, opponent),
+            f"argue_{agent}": wrap(make_argue_node(agent, opponent)),
             f"score_{agent}": make_score_node(agent),
         }
         for name, node in chain.items():
             builder.add_node(name, node)
         names = ["start_round", *chain]
         for source, target in zip(names, names[1:], strict=False):
-            builder.add_edge(source, target)
+            if screen is not None and target == f"score_{agent}":
+                builder.add_conditional_edges(
+                    source, first_round_to("screen", target), ["screen", target]
+                )
+            else:
+                builder.add_edge(source, target)
     builder.add_node("consensus_check", consensus_check)
     builder.add_node("judge", judge)
     final = add_review(builder, fever_labels)
@@ -59,6 +80,10 @@ def make_builder(
         {"start_round": "start_round", "judge": "judge", END: final},
     )
     builder.add_edge("judge", final)
+    if screen is not None:
+        scores = [f"score_{agent}" for agent in DEBATERS]
+        builder.add_node("screen", screen)
+        builder.add_conditional_edges("screen", make_screen_router(scores, final), [*scores, final])
     return builder
 
 

@@ -19,6 +19,8 @@ client may only pick values the operator allowed in the server's environment:
 
 The search cache (``search_cache_ttl_s``, ``search_cache_max_mb``) is the operator's alone:
 ``FACTDEBATE_SEARCH_CACHE_TTL_S`` / ``..._MAX_MB`` set it; a client may send only the default.
+The pacing limits (``rpm``, ``tpm``, ``max_in_flight``) set by ``FACTDEBATE_RPM`` and the like
+are the account's: a client may lower them for its run, never raise them.
 
 ``served(cls)`` is a method's settings class as a server builds it: LangGraph builds a run's
 settings object from the run's context when the run starts, before any node, on every route,
@@ -39,7 +41,7 @@ from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.core.home import home_dir
 
 C = TypeVar("C", bound=Context)
-MODEL_FIELDS = frozenset({"model", "debater_model", "judge_model", "scorer_model"})
+MODEL_FIELDS = frozenset({"model", "debater_model", "judge_model", "scorer_model", "screen_model"})
 MODEL_LIST_FIELDS = frozenset({"juror_models", "expert_models"})
 ENCODER_FIELDS = frozenset({"embed_model", "rerank_model", "relevance_encoder"})
 MODELS_ENV = "FACTDEBATE_SERVED_MODELS"
@@ -53,6 +55,8 @@ OPERATOR_FIELDS = MODEL_FIELDS | MODEL_LIST_FIELDS | ENCODER_FIELDS | PATH_FIELD
 OPERATOR_ONLY_FIELDS = frozenset({"search_cache_ttl_s", "search_cache_max_mb"})
 """Settings only the operator sets (``FACTDEBATE_<FIELD>`` in the server's environment): a
 client may send the field's default, which the server reads as the operator's value."""
+LIMIT_FIELDS = frozenset({"rpm", "tpm", "max_in_flight"})
+"""Pacing limits: a client may lower the operator's ``FACTDEBATE_<FIELD>``, never raise it."""
 
 
 def _listed(name: str) -> set[str]:
@@ -115,6 +119,13 @@ def operator_problem(settings: Mapping[str, Any], classes: Iterable[type]) -> st
     when the target is not known); their defaults are always allowed.
     """
     classes = list(classes)
+    for name in sorted(LIMIT_FIELDS & set(settings)):
+        ceiling, value = env_number(name, 0), settings[name]
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        allowed = not number or value in _operator_values(classes, name)
+        if ceiling > 0 and not allowed and value > ceiling:
+            env = f"FACTDEBATE_{name.upper()}"
+            return _refusal(name, value, f"a run may only lower the operator's {env}")
     for name in sorted(OPERATOR_ONLY_FIELDS & set(settings)):
         if settings[name] not in _operator_values(classes, name):
             env = f"FACTDEBATE_{name.upper()}"
@@ -155,7 +166,11 @@ def check_served(settings: Context) -> None:
     """Raise SettingsError when built ``settings`` hold a value the operator did not allow."""
     values = {f.name: getattr(settings, f.name) for f in fields(settings)}
     problem = operator_problem(
-        {k: v for k, v in values.items() if k in OPERATOR_FIELDS | OPERATOR_ONLY_FIELDS},
+        {
+            k: v
+            for k, v in values.items()
+            if k in OPERATOR_FIELDS | OPERATOR_ONLY_FIELDS | LIMIT_FIELDS
+        },
         [type(settings)],
     )
     if problem:

@@ -26,17 +26,24 @@ def label_set(ctx: RAGCoTContext) -> tuple[tuple[str, ...], str]:
     return LABELS_4, prompts.LABEL_INSTRUCTIONS_4
 
 
+def rag_cot_prompt(
+    claim: str, docs: list[Evidence], label_instructions: str, max_doc_chars: int
+) -> str:
+    """RAG-CoT's prompt: the claim, the documents and how to give the label."""
+    return prompts.RAG_COT.format(
+        evidence_rules=prompts.EVIDENCE_RULES,
+        label_instructions=label_instructions,
+        claim=claim,
+        evidence=render_evidence(docs, max_doc_chars),
+    )
+
+
 async def cot_turn(
     model: BaseChatModel, claim: str, docs: list[Evidence], ctx: RAGCoTContext, agent: str
 ) -> tuple[Turn, dict[str, RoleCost], list[ErrorRecord]]:
     """One RAG-CoT answer as a transcript turn; an unreadable label is an error, not a guess."""
     labels, instructions = label_set(ctx)
-    prompt = prompts.RAG_COT.format(
-        evidence_rules=prompts.EVIDENCE_RULES,
-        label_instructions=instructions,
-        claim=claim,
-        evidence=render_evidence(docs, ctx.max_doc_chars),
-    )
+    prompt = rag_cot_prompt(claim, docs, instructions, ctx.max_doc_chars)
     site = ctx.site(role="debater", agent=agent, stage="answer", round_no=1)
     reply = await ask_label(model, prompt, site, labels=labels)
     turn = Turn(
