@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from factdebate.nodes.review import ReviewError, is_review, proposal
 
 QUEUE_RUN, QUEUE_ITEM, QUEUE_DATASET = "bench_run", "bench_item", "bench_dataset"
 """Metadata keys of a server thread in a bench run's review queue (an inbox filters on them)."""
+QUEUE_THREADS = uuid.UUID("2f7e0a52-3c1d-4a8e-9b6f-5d4c3b2a1908")
+"""The namespace of a queue item's thread id (the bench's own: older runs keep their ids)."""
+DECIDED = ("approved", "overruled")
 PAGE = 100
 TIMEOUT_S = 3600.0  # a decision runs the rest of the graph (the review step, then the end)
 
@@ -20,6 +24,40 @@ def queue_metadata(run_id: str, item_id: str, dataset: str, method: str) -> dict
         QUEUE_DATASET: dataset,
         "factdebate_method": method,
     }
+
+
+def queue_thread_id(run_id: str, item_id: str) -> str:
+    """The id of the thread a bench run creates for one item: fixed by the run and the item."""
+    return str(uuid.uuid5(QUEUE_THREADS, f"{run_id}/{item_id}"))
+
+
+def own_thread(thread: dict[str, Any], run_id: str) -> bool:
+    """Whether a server thread is the one the run ``run_id`` created for the item it names.
+
+    Metadata is the client's to write; a thread's id is fixed by the run id and the item id,
+    so a thread made by anyone else under the run's metadata is not the run's.
+    """
+    meta = thread.get("metadata") or {}
+    if meta.get(QUEUE_RUN) != run_id or meta.get(QUEUE_ITEM) is None:
+        return False
+    return str(thread.get("thread_id")) == queue_thread_id(run_id, str(meta[QUEUE_ITEM]))
+
+
+def server_decided(values: dict[str, Any], checkpoint_metadata: Any) -> bool:
+    """Whether a thread's decided review was written by its review step in a server run.
+
+    The server writes a checkpoint's ``source`` ("loop" for a step of a run, "update" for a
+    state write) and the identity it authenticated (``langgraph_auth_user_id``, a key no
+    request sets); the review step records that identity as ``review.by``. A decision that
+    is not the last step of a run, or names someone else, was not made by a decision.
+    """
+    review = values.get("review") if isinstance(values, dict) else None
+    if not isinstance(review, dict) or review.get("status") not in DECIDED:
+        return False
+    if not isinstance(checkpoint_metadata, dict) or checkpoint_metadata.get("source") != "loop":
+        return False
+    by = checkpoint_metadata.get("langgraph_auth_user_id") or "local"
+    return bool(review.get("by")) and review.get("by") == by
 
 
 def _client(url: str) -> Any:
@@ -53,7 +91,7 @@ async def alist_queue(url: str, run_id: str) -> list[dict[str, Any]]:
         )
         for thread in page:
             request = waiting_request(thread)
-            if request is None:
+            if request is None or not own_thread(thread, run_id):
                 continue
             meta = thread.get("metadata") or {}
             values = dict(thread.get("values") or {})
@@ -73,7 +111,12 @@ async def alist_queue(url: str, run_id: str) -> list[dict[str, Any]]:
 
 
 async def adecided(url: str, run_id: str) -> dict[str, dict[str, Any]]:
-    """The values of bench run ``run_id``'s threads whose review is decided, by item id."""
+    """The values of bench run ``run_id``'s threads whose review is decided, by item id.
+
+    Only the threads the run created (``own_thread``) whose decision the server recorded as
+    the last step of a run (``server_decided``) count; any other thread under the run's
+    metadata is left out.
+    """
     client = _client(url)
     found: dict[str, dict[str, Any]] = {}
     offset = 0
@@ -83,7 +126,12 @@ async def adecided(url: str, run_id: str) -> dict[str, dict[str, Any]]:
         )
         for thread in page:
             values = dict(thread.get("values") or {})
-            if (values.get("review") or {}).get("status"):
+            if (values.get("review") or {}).get("status") not in DECIDED:
+                continue
+            if not own_thread(thread, run_id):
+                continue
+            last = await client.threads.get_history(thread["thread_id"], limit=1)
+            if last and server_decided(values, last[0].get("metadata")):
                 found[str((thread.get("metadata") or {}).get(QUEUE_ITEM))] = values
         if len(page) < PAGE:
             return found
@@ -130,4 +178,12 @@ async def adecide(url: str, thread: str, decision: dict[str, Any]) -> dict[str, 
     return dict(values) if isinstance(values, dict) else {}
 
 
-__all__ = ["adecide", "adecided", "alist_queue", "queue_metadata", "waiting_request"]
+__all__ = [
+    "adecide",
+    "adecided",
+    "alist_queue",
+    "queue_metadata",
+    "queue_thread_id",
+    "server_decided",
+    "waiting_request",
+]

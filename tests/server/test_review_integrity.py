@@ -198,3 +198,19 @@ async def test_a_run_never_sends_its_output_to_an_address_the_request_names(
     response = await _post(server, path, payload)
     assert response.status_code == 422 and "webhooks" in response.json()["detail"]
     assert server.reached == []
+
+
+def test_a_decision_counts_only_as_the_last_step_of_a_run_naming_its_reviewer():
+    from factdebate.review.server_queue import own_thread, queue_thread_id, server_decided
+
+    values = {"review": {"status": "approved", "by": "rita"}}
+    assert server_decided(values, {"source": "loop", "langgraph_auth_user_id": "rita"})
+    assert not server_decided(values, {"source": "update", "langgraph_auth_user_id": "rita"})
+    assert not server_decided(values, {"source": "loop", "langgraph_auth_user_id": "alice"})
+    assert not server_decided({"review": {"status": "pending"}}, {"source": "loop"})
+    local = {"review": {"status": "overruled", "by": "local"}}
+    assert server_decided(local, {"source": "loop", "langgraph_auth_user_id": ""})  # open server
+    meta = {"bench_run": "r", "bench_item": "7"}
+    assert own_thread({"thread_id": queue_thread_id("r", "7"), "metadata": meta}, "r")
+    assert not own_thread({"thread_id": queue_thread_id("r", "8"), "metadata": meta}, "r")
+    assert not own_thread({"thread_id": queue_thread_id("r", "7"), "metadata": meta}, "other")

@@ -168,10 +168,10 @@ async def _queue_thread(
     """The item's queue thread (None: no queue) and its output when it ran before."""
     if queue is None:
         return None, None
-    from factdebate.review.server_queue import queue_metadata
+    from factdebate.review.server_queue import queue_metadata, queue_thread_id
 
     run_id, dataset = queue
-    thread_id = str(uuid.uuid5(ASSISTANT_NAMESPACE, f"{run_id}/{item_id}"))
+    thread_id = queue_thread_id(run_id, item_id)
     metadata = queue_metadata(run_id, item_id, dataset, method)
     thread = await client.threads.create(
         thread_id=thread_id, metadata=metadata, if_exists="do_nothing"
