@@ -82,7 +82,7 @@ def main() -> None:
     entry = _means(tool_mad, len(claims))
     entry["source"] = (
         "12 Tool-MAD debates on fever-mini recorded 2026-11-27 at commit a9a4da1 "
-        "(../shared/recorded/tool-mad-2026-11-27.jsonl)"
+        "(recording tool-mad-2026-11-27.jsonl, kept outside the repository)"
     )
     entry["settings"] = {"gate_profile": "paper"}  # the paper's thresholds, as recorded
     entry["by_stop_reason"] = {}
@@ -96,7 +96,7 @@ def main() -> None:
         entry = _means([r for r in old if r["method"] == method], items)
         entry["source"] = (
             f"{items} {method} item(s) recorded 2026-11-23 at commit 8d2b4ca, prompts as sent "
-            "then (../shared/recorded/capable-model-answers.jsonl)"
+            "then (recording capable-model-answers.jsonl, kept outside the repository)"
         )
         table["methods"][method] = entry
     OUT.write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")

@@ -38,6 +38,8 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     help="Verify facts by multi-agent LLM debate over evidence.",
+    epilog='Example: factdebate verify "The Eiffel Tower is in Paris." (then factdebate --help '
+    "COMMAND for any other command)",
 )
 for _module in (
     verify,

@@ -47,7 +47,7 @@ def list_datasets(ctx: typer.Context) -> None:
             out.print(f"  {key}: {value}", markup=False, soft_wrap=True)
 
 
-@datasets_app.command("get")
+@datasets_app.command("get", epilog="Example: factdebate datasets get fever-mini")
 def get(
     name: Annotated[
         str, typer.Argument(help="The dataset to download (see `factdebate datasets`).")

@@ -16,7 +16,9 @@ evidence_app = typer.Typer(
 )
 
 
-@evidence_app.command("export")
+@evidence_app.command(
+    "export", epilog="Example: factdebate evidence export runs/toolmad --out toolmad.evidence"
+)
 def export_command(
     runs: Annotated[
         list[Path],
@@ -63,7 +65,7 @@ def _render(path: Path, summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-@evidence_app.command("show")
+@evidence_app.command("show", epilog="Example: factdebate evidence show toolmad.evidence")
 def show_command(
     path: Annotated[
         Path, typer.Argument(help="A snapshot file, a run folder or a knowledge store.")

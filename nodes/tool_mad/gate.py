@@ -38,7 +38,7 @@ MINILM = GateProfile(
     faithfulness=0.7,
     relevance=0.63,
     encoder=SHIPPED_ENCODER,
-    data="24 recorded FEVER debates of a capable model (../shared/recorded, 2026-11-27 and "
+    data="24 recorded FEVER debates of a capable model (recordings of 2026-11-27 and "
     "2026-11-28, replayed with nei_relevance=cosine); rule: keep 0.9, ceilings 0.7 / 0.8; "
     "held out (leave one claim out): 95.8% right, 16.4 calls per claim",
     date="2026-11-28",

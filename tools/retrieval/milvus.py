@@ -58,6 +58,13 @@ class _Failures(logging.Handler):
             self.seen.append(record.exc_info[1])
 
 
+LITE_GRPC = {"grpc.keepalive_time_ms": 600_000, "grpc.keepalive_permit_without_calls": False}
+"""gRPC options for Milvus Lite's local server. pymilvus pings every 10 s, calls or none;
+Lite's server allows fewer pings, answers ``GOAWAY too_many_pings`` and gRPC logs it as an
+error line on stderr (in a script using the API, in a server's log). A local socket needs no
+keepalive: no ping on an idle connection, one every 10 minutes during a call."""
+
+
 def _open(uri: str, failures: _Failures | None = None) -> Any:
     from pymilvus import MilvusClient
 
@@ -67,14 +74,14 @@ def _open(uri: str, failures: _Failures | None = None) -> Any:
     if token and is_server(uri):
         return MilvusClient(uri, token=token)
     if failures is None:
-        return MilvusClient(uri)
+        return MilvusClient(uri, grpc_options=LITE_GRPC)
     starter = logging.getLogger("milvus_lite.server_manager")  # logs why Lite did not start
     level, propagate = starter.level, starter.propagate
     starter.setLevel(logging.ERROR)
     starter.propagate = False
     starter.addHandler(failures)
     try:
-        return MilvusClient(uri)
+        return MilvusClient(uri, grpc_options=LITE_GRPC)
     finally:
         starter.removeHandler(failures)
         starter.setLevel(level)
