@@ -179,6 +179,7 @@ def _build(
         )
     from langchain.chat_models import init_chat_model
 
+    _check_provider(spec, provider)
     kwargs: dict[str, Any] = {"temperature": temperature, **sampling}
     if provider == "ollama":
         kwargs["num_predict"] = max_tokens
@@ -189,6 +190,23 @@ def _build(
         return model
     except Exception as exc:  # provider packages raise many types; report one clear error
         raise ModelConfigError(f"cannot load model {spec!r}: {_one_line(exc)}") from exc
+
+
+OWN_PREFIXES = ("local", "hf:", "hf-local:", "openai-compatible:")
+"""The model settings this project reads itself; any other prefix is a LangChain provider."""
+
+
+def _check_provider(spec: str, provider: str) -> None:
+    """Refuse a provider prefix LangChain does not know, listing the prefixes that work."""
+    from langchain.chat_models import base
+
+    known = sorted(getattr(base, "_BUILTIN_PROVIDERS", None) or ())
+    if not known or provider in known:
+        return
+    raise ModelConfigError(
+        f"unknown model prefix {provider!r} in {redact(spec)!r}: use {', '.join(OWN_PREFIXES)} "
+        f"or PROVIDER:MODEL with PROVIDER one of {', '.join(known)}"
+    )
 
 
 def _check_base_url(spec: str, base_url: str) -> None:
