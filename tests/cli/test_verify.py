@@ -40,6 +40,7 @@ def cli(
         (["verify", "x" * 2001], "the limit is 2000"),
         (["verify", "A claim", "--method", "nope"], "unknown method 'nope'"),
         (["verify", "A claim", "--model", "nonsense"], "unknown model 'nonsense'"),
+        (["verify", "A claim", "--model", "nonsense:foo"], "use local, hf:, hf-local:, openai-"),
         (["verify", "A claim", "--set", "tool_b=bogus"], "setting tool_b must be rag, search"),
         (["verify", "A claim", "--set", "max_rounds=two"], "expects an integer"),
         (["verify", "A claim", "--collection", "never_built"], "no index named 'never_built'"),
