@@ -84,6 +84,7 @@ bench-bm25: $(VENV)/.installed
 # capable-model answers (../shared/recorded) through the fake provider (about a minute).
 bench-prompts: $(VENV)/.installed
 	$(PY) -m benchmarks.replay_costs
+	$(PY) -m benchmarks.replay_escalation
 
 # How fast `factdebate` refuses a typo (fresh processes, median wall and CPU time; seconds).
 bench-cli: $(VENV)/.installed
