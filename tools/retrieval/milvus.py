@@ -166,7 +166,9 @@ def _unavailable(uri: str, hint: str) -> IndexUnavailableError:
 
 
 BUSY_HINT = (
-    "another process may be using this Milvus Lite file; stop it, wait, or set FACTDEBATE_HOME"
+    "another process may be using this Milvus Lite file (one process at a time: a served "
+    "langgraph dev and a CLI run cannot share it); stop it, wait, give each its own "
+    "FACTDEBATE_HOME, or share a Milvus server (--set milvus_uri=http://HOST:PORT)"
 )
 
 
