@@ -346,7 +346,8 @@ def test_graph_drawing_shows_every_branch():
         "doc_agent --> aggregate",
         "aggregate -.-> doc_agent",
         "aggregate -. &nbsp;__end__&nbsp; .-> human_review",
-        "human_review --> __end__",
+        "human_review -.-> __end__",
+        "human_review -.-> human_review",  # with review: hold the proposal, then pause
     ):
         assert edge in mermaid
 

@@ -275,7 +275,8 @@ def test_every_branch_is_drawn():
         "consensus_check -.-> judge",
         "consensus_check -.-> start_round",
         "judge --> human_review",
-        "human_review --> __end__",
+        "human_review -.-> __end__",
+        "human_review -.-> human_review",  # with review: hold the proposal, then pause
     ):
         assert edge in mermaid
     for agent in ("debater_a", "debater_b"):
