@@ -8,6 +8,8 @@ pass unchanged. tests/server/test_auth_live.py sends them to `langgraph dev`.
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -214,3 +216,22 @@ def test_a_decision_counts_only_as_the_last_step_of_a_run_naming_its_reviewer():
     assert own_thread({"thread_id": queue_thread_id("r", "7"), "metadata": meta}, "r")
     assert not own_thread({"thread_id": queue_thread_id("r", "8"), "metadata": meta}, "r")
     assert not own_thread({"thread_id": queue_thread_id("r", "7"), "metadata": meta}, "other")
+
+
+def test_a_copied_run_folder_decides_its_own_queue_never_the_originals(
+    tmp_path: Path, scripted: Any, monkeypatch: pytest.MonkeyPatch
+):
+    from factdebate.bench import read_results
+    from factdebate.bench.running.review_queue import apply_decision, pending_items
+    from tests.bench.test_review_queue import review_bench
+
+    monkeypatch.chdir(tmp_path)
+    run, _ = review_bench(Path("."), scripted)  # a relative run folder, as typed
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy)
+    first = str(read_results(copy / "results.jsonl")[0]["id"])
+    assert apply_decision(copy, first, {"approve": True})["review"]["status"] == "approved"
+    assert [str(row["id"]) for row, _ in pending_items(run)] == [
+        str(r["id"]) for r in read_results(run / "results.jsonl")
+    ]  # the original still waits on both items
+    assert first not in {str(row["id"]) for row, _ in pending_items(copy)}

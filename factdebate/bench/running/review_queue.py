@@ -32,8 +32,8 @@ class QueueError(FactDebateError, ValueError):
 
 
 def queue_checkpoint(out_dir: Path) -> str:
-    """The checkpoint spec of ``out_dir``'s review queue."""
-    return f"sqlite:{Path(out_dir) / QUEUE_DB}"
+    """The checkpoint spec of ``out_dir``'s review queue (an absolute path)."""
+    return f"sqlite:{Path(out_dir).absolute() / QUEUE_DB}"
 
 
 def _pending(inner: Invoker, where: Callable[[str], dict[str, Any]]) -> Invoker:
@@ -124,6 +124,9 @@ def _checkpoint(row: dict[str, Any], out_dir: Path, override: str | None) -> str
     stored = str(row["review"].get("checkpoint") or "")
     if override:
         return override
+    own = Path(out_dir) / QUEUE_DB
+    if stored.startswith("sqlite:") and Path(stored[7:]).name == QUEUE_DB and own.is_file():
+        return queue_checkpoint(out_dir)  # the folder's own queue, wherever the folder now is
     if stored and REDACTED not in stored:  # a redacted password cannot be used again
         return stored
     return queue_checkpoint(out_dir)
