@@ -3,7 +3,9 @@
 The server's own route table (the Starlette app langgraph-api builds with this project's
 ``http.app``) is read in a child process and compared with ``ROUTES``, an explicit list: a
 route an upgrade adds, or one that changes method, fails here until someone decides whether
-it can start or configure a run and, if so, which guard answers it.
+it can start or configure a run and, if so, which guard answers it. ``HARMFUL`` classifies,
+besides, every route that deletes, deploys, schedules or sends data elsewhere as the
+operator's (the auth handlers) or refused (the middleware); none may go unclassified.
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ ROUTES: dict[tuple[str, str], Kind] = {
     ("GET", "/a2a/{assistant_id}/.well-known/agent-card.json"): NO_RUN,
     ("GET", "/a2a/{assistant_id}/.well-known/agent.json"): NO_RUN,
     ("GET", "/.well-known/agent-card.json"): NO_RUN,
-    # meta, docs, and the dev server's own routes
+    # meta, docs, and the dev server's own routes (/deploy and /internal/*: HARMFUL, refused)
     ("GET", "/"): NO_RUN,
     ("GET", "/ok"): NO_RUN,
     ("GET", "/info"): NO_RUN,
