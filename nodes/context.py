@@ -16,6 +16,7 @@ if (
     TYPE_CHECKING
 ):  # factdebate.tools.models.llm loads LangChain: settings stay light so the CLI checks them fast
     from factdebate.tools.models.llm import CallSite
+    from factdebate.tools.models.pacing import Limits
 
 ToolName = Literal["rag", "search", "none"]
 C = TypeVar("C", bound="Context")
@@ -25,7 +26,9 @@ def _env_default(name: str, fallback: str) -> str:
     return os.environ.get(f"FACTDEBATE_{name.upper()}", fallback)
 
 
-ENV_NUMBERS = frozenset({"search_cache_ttl_s", "search_cache_max_mb"})
+ENV_NUMBERS = frozenset(
+    {"search_cache_ttl_s", "search_cache_max_mb", "rpm", "tpm", "max_in_flight"}
+)
 """Numeric settings that, left at their default, take ``FACTDEBATE_<FIELD>`` (the operator's)."""
 
 
@@ -296,11 +299,60 @@ class Context:
         300.0, "Timeout for one model or tool call, seconds.", 0.01, 3600
     )
     model_retries: int = setting(
-        2,
-        "Extra attempts after a transient model fault (timeout, connection error, 408/429/5xx), "
-        "with exponential backoff honouring Retry-After; 0 = none.",
+        -1,
+        "Most extra attempts after a transient model fault (timeout, cut hang, connection "
+        "error, 408/429/5xx), waiting as Retry-After asks or an exponential backoff; -1 = as "
+        "many as call_deadline_s allows; 0 = none.",
+        -1,
+        1000,
+    )
+    call_deadline_s: float = setting(
+        600.0,
+        "Longest time one model call may take, pacing waits and retries included, seconds.",
+        0.01,
+        86_400,
+    )
+    rpm: int = setting(
         0,
-        10,
+        "Requests per minute each model endpoint accepts, paced for every call of the process; "
+        "0 = learned from the provider's x-ratelimit-* headers. Left at 0 it takes "
+        "FACTDEBATE_RPM (on a server, a run may only lower the operator's).",
+        0,
+        1_000_000,
+    )
+    tpm: int = setting(
+        0,
+        "Tokens per minute each model endpoint accepts (prompt plus max_tokens per request, "
+        "see tpm_counts); 0 = learned from the provider's headers. Left at 0 it takes "
+        "FACTDEBATE_TPM (on a server, a run may only lower the operator's).",
+        0,
+        1_000_000_000,
+    )
+    tpm_counts: Literal["cap", "used"] = field(
+        default="cap",
+        metadata={
+            "description": "How the provider counts a request against tpm: 'cap' = the prompt "
+            "plus the whole max_tokens (OpenAI); 'used' = the tokens really spent."
+        },
+    )
+    max_in_flight: int = setting(
+        64,
+        "Most requests in flight to one model endpoint; the window halves on a 429 and grows "
+        "back by one per window of answers. Left at 64 it takes FACTDEBATE_MAX_IN_FLIGHT (on "
+        "a server, a run may only lower the operator's).",
+        1,
+        4096,
+    )
+    hang_cut_min_s: float = setting(
+        20.0,
+        "Shortest hang cut, seconds: after 16 answers an attempt running past hang_cut_factor "
+        "times the 99th percentile of its role's recent latencies (at least this, at most "
+        "call_timeout_s) is cut and retried.",
+        0.01,
+        3600,
+    )
+    hang_cut_factor: float = setting(
+        4.0, "Hang cut as a multiple of the 99th percentile of recent latencies.", 1, 100
     )
     review: bool = field(
         default=False,
@@ -360,8 +412,23 @@ class Context:
             round_no=round_no,
             timeout=self.call_timeout_s,
             retries=self.model_retries,
+            deadline=self.call_deadline_s,
+            limits=self.limits(),
             max_tokens=self.output_cap(role),
             today=self.today(),
+        )
+
+    def limits(self) -> Limits:
+        """What these settings tell the pacing of each model endpoint."""
+        from factdebate.tools.models.pacing import Limits
+
+        return Limits(
+            rpm=self.rpm,
+            tpm=self.tpm,
+            tpm_counts=self.tpm_counts,
+            max_in_flight=self.max_in_flight,
+            hang_cut_min_s=self.hang_cut_min_s,
+            hang_cut_factor=self.hang_cut_factor,
         )
 
     def output_cap(self, role: str) -> int:

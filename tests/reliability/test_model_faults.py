@@ -1,4 +1,4 @@
-"""Model faults: transient errors retried with backoff, the rest recorded; runs end, unguessed."""
+"""Model faults: transient errors retried within the call deadline, the rest recorded; runs end."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from tenacity import RetryCallState
 
 from factdebate.graphs.madam_rag import graph as madam
 from factdebate.graphs.tool_mad import graph as tool_mad
@@ -17,7 +16,7 @@ from factdebate.nodes.context import Context
 from factdebate.nodes.madam_rag.context import MadamContext
 from factdebate.nodes.state import MODEL_FAILURE
 from factdebate.nodes.tool_mad.context import ToolMADContext
-from factdebate.tools.models import llm
+from factdebate.tools.models import llm, pacing
 from factdebate.tools.models.providers import register_model
 from tests.bounded import PROMPT_S
 from tests.conftest import doc
@@ -67,13 +66,16 @@ class HangingModel(BaseChatModel):
 
 @pytest.fixture
 def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Record backoff waits instead of sleeping."""
+    """Record backoff and pacing waits instead of sleeping: the pacing clock moves by them."""
     seen: list[float] = []
+    clock = [1000.0]
 
     async def fake_sleep(seconds: float) -> None:
         seen.append(seconds)
+        clock[0] += seconds
 
     monkeypatch.setattr(llm, "_sleep", fake_sleep)
+    monkeypatch.setattr(pacing, "_clock", lambda: clock[0])
     return seen
 
 
@@ -99,7 +101,8 @@ async def test_429_twice_then_success_uses_the_answer_and_keeps_no_error(waits):
     assert reply.text == "fine\n**SUPPORTS**"
     assert reply.errors == []
     assert count[0] == 3
-    assert reply.cost["debater"]["llm_calls"] == 3
+    assert reply.cost["debater"]["llm_calls"] == 1  # the call counts once
+    assert reply.cost["debater"]["rejected"] == 2  # its refused attempts apart
     assert len(waits) == 2
 
 
@@ -113,6 +116,28 @@ async def test_429_forever_records_rate_limited_after_bounded_attempts(waits):
     [error] = reply.errors
     assert error["kind"] == "rate_limited"
     assert "after 4 attempt(s)" in error["message"] and "429" in error["message"]
+    assert reply.cost["judge"]["llm_calls"] == 1 and reply.cost["judge"]["rejected"] == 3
+    assert llm.is_fault(error)
+
+
+async def test_429_forever_is_retried_until_the_call_deadline(waits):
+    model = ScriptedChatModel(rules=[("x", RateLimitError("7"))])
+    site = llm.CallSite(role="judge", agent="judge", stage="judge", deadline=60.0)
+    reply = await llm.ask(model, "x", site)
+    assert reply.text is None and reply.errors[0]["kind"] == "rate_limited"
+    assert waits == [7.0] * 8  # 9 attempts fit in 60 s of Retry-After waits, a 10th does not
+    assert len(model.prompts) == 9
+    assert reply.cost["judge"]["llm_calls"] + reply.cost["judge"]["rejected"] == 9
+
+
+async def test_a_retry_after_pauses_every_caller_of_the_endpoint(waits):
+    answer, _ = flaky(1, RateLimitError("5"), "ok")
+    model = ScriptedChatModel(rules=[("x", answer)])
+    site = llm.CallSite(role="debater", agent="a", stage="argue")
+    first = await llm.ask(model, "x", site)
+    assert first.text == "ok" and waits == [5.0]
+    point = pacing.endpoint(pacing.endpoint_key(model))
+    assert point.paused_until == pytest.approx(pacing.now(), abs=1e-6)  # waited out, then sent
 
 
 async def test_non_transient_error_is_not_retried(waits):
@@ -144,33 +169,28 @@ def test_non_transient_classification():
     assert not llm.is_transient(BadRequestError())
 
 
-def _state_after(exc: BaseException, attempt: int) -> RetryCallState:
-    from concurrent.futures import Future
-
-    state = RetryCallState(retry_object=None, fn=None, args=(), kwargs={})  # type: ignore[arg-type]
-    state.attempt_number = attempt
-    future: Future[Any] = Future()
-    future.set_exception(exc)
-    state.outcome = future  # type: ignore[assignment]
-    return state
-
-
 def test_retry_after_header_is_honoured_and_capped(monkeypatch):
-    assert llm.backoff_wait(_state_after(RateLimitError("7"), 1)) == 7.0
+    assert llm.retry_wait(RateLimitError("7"), 1) == 7.0
     monkeypatch.setattr(llm, "RETRY_AFTER_CAP", 5.0)
-    assert llm.backoff_wait(_state_after(RateLimitError("7"), 1)) == 5.0
+    assert llm.retry_wait(RateLimitError("7"), 1) == 5.0
+
+
+def test_retry_after_ms_is_read_before_retry_after():
+    exc = RateLimitError("7")
+    exc.response.headers["retry-after-ms"] = "250"
+    assert llm.retry_after(exc) == 0.25
 
 
 def test_without_retry_after_the_wait_is_exponential_with_jitter(monkeypatch):
     monkeypatch.setattr(llm, "RETRY_WAIT_INITIAL", 1.0)
     monkeypatch.setattr(llm, "RETRY_WAIT_MAX", 4.0)
     for attempt, ceiling in [(1, 1.0), (2, 2.0), (3, 4.0), (6, 4.0)]:
-        wait = llm.backoff_wait(_state_after(RateLimitError(), attempt))
+        wait = llm.retry_wait(RateLimitError(), attempt)
         assert ceiling / 2 <= wait <= ceiling
 
 
 async def test_waits_double_from_the_first_failed_attempt_on(waits, monkeypatch):
-    """The first attempt runs outside tenacity; the schedule still counts it."""
+    """Without a Retry-After, each retry waits twice as long (with jitter) as the one before."""
     monkeypatch.setattr(llm, "RETRY_WAIT_INITIAL", 1.0)
     monkeypatch.setattr(llm, "RETRY_WAIT_MAX", 100.0)
     model = ScriptedChatModel(rules=[("x", RateLimitError())])
@@ -199,9 +219,9 @@ async def test_hanging_model_times_out_per_attempt_and_is_recorded(waits):
 
 
 def test_model_retries_setting_is_checked():
-    assert Context().model_retries == 2
+    assert Context().model_retries == -1  # as many as the call deadline allows
     with pytest.raises(ValueError, match="model_retries"):
-        Context(model_retries=-1)
+        Context(model_retries=-2)
 
 
 async def test_tool_mad_with_a_rate_limited_model_still_finishes(waits, fake_tools):
@@ -215,8 +235,10 @@ async def test_tool_mad_with_a_rate_limited_model_still_finishes(waits, fake_too
     assert out["stop_reason"]
     kinds = {e["kind"] for e in out["errors"]}
     assert "rate_limited" in kinds
-    # every prompt was tried exactly twice (1 retry), and the cost counts every attempt
-    assert out["cost"]["total"]["llm_calls"] == len(model.prompts)
+    # every prompt was tried exactly twice (1 retry): one call and one rejected attempt each
+    total = out["cost"]["total"]
+    assert total["llm_calls"] + total["rejected"] == len(model.prompts)
+    assert total["rejected"] == total["llm_calls"]
 
 
 async def test_tool_mad_with_a_hanging_model_ends_with_timeouts(waits, fake_tools):

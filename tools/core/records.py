@@ -35,6 +35,9 @@ class RoleCost(TypedDict):
     output_tokens: int
     samples: NotRequired[int]
     """Answers received, where one call brought several (a provider's ``n``); absent: one each."""
+    rejected: NotRequired[int]
+    """Provider attempts refused or failed and then retried (429, 5xx, cut hangs), apart from
+    ``llm_calls`` (one per call) and never counted against a call budget; absent: none."""
 
 
 class ErrorRecord(TypedDict, total=False):
@@ -59,6 +62,8 @@ def add_costs(left: dict[str, RoleCost], right: dict[str, RoleCost]) -> dict[str
             have["llm_calls"] += int(usage["llm_calls"])
             have["input_tokens"] += int(usage["input_tokens"])
             have["output_tokens"] += int(usage["output_tokens"])
+            if "rejected" in usage:
+                have["rejected"] = have.get("rejected", 0) + int(usage["rejected"])
             if "samples" in usage or "samples" in have:
                 had = have.get("samples", have["llm_calls"] - int(usage["llm_calls"]))
                 have["samples"] = had + int(usage.get("samples", usage["llm_calls"]))

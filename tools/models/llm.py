@@ -1,4 +1,4 @@
-"""One place that calls chat models: timeout, usage accounting, structured output, errors."""
+"""One place that calls chat models: pacing, retries within a deadline, usage, structured output."""
 
 from __future__ import annotations
 
@@ -6,23 +6,24 @@ import asyncio
 import json
 import random
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from email.utils import parsedate_to_datetime
-from functools import partial
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from factdebate.tools.core.records import ErrorRecord, RoleCost, add_costs
 from factdebate.tools.core.secrets import (
     redact as redact,  # re-exported: callers import it from here
 )
+from factdebate.tools.models import call_clock, journal, pacing
 from factdebate.tools.models.json_reader import read_model, validate
+from factdebate.tools.models.pacing import Limits
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,13 @@ class CallSite:
     stage: str
     round_no: int = 0
     timeout: float = 300.0
-    retries: int = 2
+    """Longest wait for one attempt, seconds (the hang cut may end it sooner)."""
+    retries: int = -1
+    """Most extra attempts after transient faults; -1 = as many as ``deadline`` allows."""
+    deadline: float = 600.0
+    """Longest time one call may take, pacing waits and retries included, seconds."""
+    limits: Limits = field(default_factory=Limits)
+    """What the endpoint's pacing is told: rate limits, concurrency ceiling, hang-cut bounds."""
     max_tokens: int | None = None
     """Output cap of this call (None = the model's own setting)."""
     today: str = ""
@@ -77,10 +84,26 @@ def usage_of(message: BaseMessage) -> tuple[int, int]:
     return int(usage.get("input_tokens", 0) or 0), int(usage.get("output_tokens", 0) or 0)
 
 
-def one_call_cost(role: str, message: BaseMessage | None) -> dict[str, RoleCost]:
-    """Cost entry for one call by ``role``."""
+def one_call_cost(role: str, message: BaseMessage | None, attempts: int = 1) -> dict[str, RoleCost]:
+    """Cost entry for one call by ``role`` that sent ``attempts`` requests.
+
+    The call counts once (``llm_calls``; none when no request was sent); the attempts
+    before the last one are ``rejected``.
+    """
     tokens_in, tokens_out = usage_of(message) if message is not None else (0, 0)
-    return {role: RoleCost(llm_calls=1, input_tokens=tokens_in, output_tokens=tokens_out)}
+    cost = RoleCost(llm_calls=min(1, attempts), input_tokens=tokens_in, output_tokens=tokens_out)
+    if attempts > 1:
+        cost["rejected"] = attempts - 1
+    return {role: cost}
+
+
+FAULT_KINDS = frozenset({"rate_limited", "timeout", "model_error"})
+"""Error kinds of a call that produced no answer (a parse error or a cut answer is not one)."""
+
+
+def is_fault(record: ErrorRecord) -> bool:
+    """Whether ``record`` says a call produced no answer (rate limit, timeout, model error)."""
+    return record.get("kind") in FAULT_KINDS
 
 
 TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
@@ -120,15 +143,26 @@ def is_rate_limit(exc: BaseException) -> bool:
 
 
 def retry_after(exc: BaseException) -> float | None:
-    """Seconds the provider asked us to wait (Retry-After header or attribute), if any."""
+    """Seconds the provider asked us to wait, if any.
+
+    A ``retry_after`` attribute, else the response's ``retry-after-ms`` (OpenAI's finer one,
+    read first as its SDK does), else its ``Retry-After`` (seconds or an HTTP date).
+    """
     raw: Any = getattr(exc, "retry_after", None)
     if raw is None:
         for holder in (getattr(exc, "response", None), exc):
             headers = getattr(holder, "headers", None)
-            if headers is not None and hasattr(headers, "get"):
-                raw = headers.get("retry-after") or headers.get("Retry-After")
-                if raw is not None:
-                    break
+            if headers is None or not hasattr(headers, "get"):
+                continue
+            millis = headers.get("retry-after-ms")
+            if millis is not None:
+                try:
+                    return max(0.0, float(millis) / 1000)
+                except (TypeError, ValueError):
+                    pass
+            raw = headers.get("retry-after") or headers.get("Retry-After")
+            if raw is not None:
+                break
     if raw is None:
         return None
     try:
@@ -141,20 +175,14 @@ def retry_after(exc: BaseException) -> float | None:
         import datetime as dt
 
         seconds = (when - dt.datetime.now(when.tzinfo or dt.UTC)).total_seconds()
-    return max(0.0, seconds)
+    return max(0.0, seconds) if seconds == seconds else None
 
 
-def backoff_wait(state: RetryCallState, earlier: int = 0) -> float:
-    """Wait before the next attempt: the provider's Retry-After (capped) or exponential jitter.
+def retry_wait(exc: BaseException | None, attempt_number: int) -> float:
+    """Wait after attempt ``attempt_number`` (from 1) failed with ``exc``.
 
-    ``earlier``: attempts made before tenacity took over (they count for the exponent).
+    The provider's Retry-After (capped), else exponential backoff with jitter.
     """
-    exc = state.outcome.exception() if state.outcome is not None else None
-    return _backoff(exc, earlier + state.attempt_number)
-
-
-def _backoff(exc: BaseException | None, attempt_number: int) -> float:
-    """``backoff_wait`` after attempt ``attempt_number`` (from 1) failed with ``exc``."""
     asked = retry_after(exc) if exc is not None else None
     if asked is not None:
         return min(asked, RETRY_AFTER_CAP)
@@ -216,38 +244,162 @@ def _cut_completion(exc: BaseException) -> BaseMessage | None:
 
 
 async def _call(
-    runnable: Runnable[Any, Any], messages: list[BaseMessage], site: CallSite
+    runnable: Runnable[Any, Any],
+    messages: list[BaseMessage],
+    site: CallSite,
+    samples: int = 1,
+    model: Any = None,
 ) -> tuple[Any, int]:
-    """Run one call with the site's timeout and bounded retries of transient faults.
+    """Run one call through its endpoint's pacing, retrying transient faults within a deadline.
 
-    Returns the result and the number of attempts; a failure becomes a Reply without text,
-    and a structured answer an SDK refused for hitting the cap becomes the cut message. The
-    first attempt runs without the retry machinery (tenacity's per-call set-up was a tenth
-    of a claim's orchestration CPU); a transient fault hands the rest to tenacity.
+    Returns the result and the number of requests sent. Each attempt waits for a slot and
+    rate credit (``pacing``), runs until the call timeout or the hang cut from recent
+    latencies, and is told to the journal when it ends. A 429 pauses the endpoint for its
+    ``Retry-After`` (every caller waits it out); other transient faults wait an exponential
+    backoff. A failure becomes a Reply without text; a structured answer an SDK refused for
+    hitting the cap becomes the cut message. ``model``: the chat model behind ``runnable``
+    (whose endpoint is paced), when ``runnable`` wraps it.
     """
-    retries = 0 if _is_local(runnable) else max(0, site.retries)  # a local timeout would recur
-    try:
-        return await _attempt(runnable, messages, site.timeout), 1
-    except Exception as exc:  # provider errors come in many types; record, do not crash
-        if retries == 0 or not is_transient(exc):
+    if _is_local(runnable):  # in-process: no limits to pace, and a local timeout would recur
+        started = pacing.now()
+        try:
+            result = await _attempt(runnable, messages, site.timeout)
+        except Exception as exc:  # provider errors come in many types; record, do not crash
             return _failed(exc, 1, site), 1
-        await _sleep(_backoff(exc, 1))
-    retrying = AsyncRetrying(
-        stop=stop_after_attempt(retries),
-        wait=partial(backoff_wait, earlier=1),
-        retry=retry_if_exception(is_transient),
-        sleep=lambda seconds: _sleep(seconds),
-        reraise=True,
+        message = _message_of(result)
+        _clock_call(site, started, *(usage_of(message) if message is not None else (0, 0)))
+        return result, 1
+    point = pacing.endpoint(pacing.endpoint_key(runnable if model is None else model))
+    estimate = pacing.prompt_tokens([str(m.content) for m in messages])
+    cap = (site.max_tokens or 0) * max(1, samples)
+    until = pacing.now() + site.deadline
+    attempts = 0
+    while True:
+        if not await point.admit(site.limits, estimate + cap, until, _sleep):
+            pacing.count(failed_calls=1)
+            late = RuntimeError(
+                f"the provider's rate limit leaves no room within the {site.deadline:g}s "
+                f"call deadline after {attempts} attempt(s)"
+            )
+            return _failed(late, attempts, site, kind="rate_limited"), attempts
+        attempts += 1
+        _journal(site, "sent", None, 0, 0)  # before it goes: a kill mid-request leaves it billed
+        started = pacing.now()
+        cut = min(point.hang_cut(site.limits, site.role, site.timeout), until - started)
+        try:
+            result = await _attempt(runnable, messages, max(cut, 0.001))
+        except Exception as exc:  # provider errors come in many types; record, do not crash
+            answer = _cut_completion(exc)
+            if answer is not None:
+                _settle(point, site, estimate, cap, started, answer, 200)
+                return answer, attempts
+            status = status_of(exc)
+            hang = isinstance(exc, TimeoutError) and cut < site.timeout
+            asked = retry_after(exc) if status == 429 else None
+            wait = 0.0 if asked is not None else retry_wait(exc, attempts)
+            retry = (
+                is_transient(exc)
+                and (site.retries < 0 or attempts <= site.retries)
+                and pacing.now() + wait < until
+            )
+            point.done(
+                limits=site.limits,
+                role=site.role,
+                prompt_estimate=estimate,
+                cap=cap,
+                started=started,
+                answered=False,
+                status=status,
+                headers=_headers_of(exc),
+                retry_after=None if asked is None else min(asked, RETRY_AFTER_CAP),
+                hang=hang,
+            )
+            _journal(site, "rejected" if retry else "failed", status, 0, 0)
+            if not retry:
+                pacing.count(failed_calls=1)
+                return _failed(exc, attempts, site), attempts
+            pacing.count(retried=1)
+            if wait > 0:
+                await _sleep(wait)
+            continue
+        _settle(point, site, estimate, cap, started, result, 200)
+        return result, attempts
+
+
+def _settle(
+    point: pacing.Endpoint,
+    site: CallSite,
+    estimate: int,
+    cap: int,
+    started: float,
+    result: Any,
+    status: int,
+) -> None:
+    """Tell the pacing and the journal that an attempt brought ``result``."""
+    message = _message_of(result)
+    tokens_in, tokens_out = usage_of(message) if message is not None else (0, 0)
+    meta = getattr(message, "response_metadata", None) or {}
+    headers = meta.get("headers") if isinstance(meta.get("headers"), dict) else None
+    point.done(
+        limits=site.limits,
+        role=site.role,
+        prompt_estimate=estimate,
+        cap=cap,
+        started=started,
+        answered=True,
+        status=status,
+        input_tokens=tokens_in,
+        output_tokens=tokens_out,
+        headers=headers,
     )
-    attempts = 1
-    try:
-        async for attempt in retrying:
-            with attempt:
-                attempts += 1
-                result = await _attempt(runnable, messages, site.timeout)
-    except Exception as exc:
-        return _failed(exc, attempts, site), attempts
-    return result, attempts
+    _journal(site, "answered", status, tokens_in, tokens_out)
+    _clock_call(site, started, tokens_in, tokens_out)
+
+
+def _clock_call(site: CallSite, started: float, tokens_in: int, tokens_out: int) -> None:
+    """Tell the bound call clock (the CLI's pace meter) that an answer came now."""
+    call_clock.tell(call_clock.TimedCall(site.role, tokens_in, tokens_out, started, pacing.now()))
+
+
+def _message_of(result: Any) -> BaseMessage | None:
+    """The chat message inside a call's result (a message, a native structured answer, samples)."""
+    if isinstance(result, BaseMessage):
+        return result
+    if isinstance(result, dict) and isinstance(result.get("raw"), BaseMessage):
+        raw: BaseMessage = result["raw"]
+        return raw
+    generations = getattr(result, "generations", None)  # several samples: usage covers all
+    if generations and generations[0] and hasattr(generations[0][0], "message"):
+        first: BaseMessage = generations[0][0].message
+        return first
+    return None
+
+
+def _headers_of(exc: BaseException) -> dict[str, Any] | None:
+    """The HTTP headers a provider error carries (its response's), if any."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None or not hasattr(headers, "items"):
+        return None
+    return {str(k).lower(): v for k, v in headers.items()}
+
+
+def _journal(
+    site: CallSite, outcome: str, status: int | None, tokens_in: int, tokens_out: int
+) -> None:
+    """Tell the bound journal about one request that ended."""
+    journal.note(
+        {
+            "role": site.role,
+            "agent": site.agent,
+            "stage": site.stage,
+            "round": site.round_no,
+            "outcome": outcome,
+            "status": status,
+            "input_tokens": tokens_in,
+            "output_tokens": tokens_out,
+            "at": time.time(),
+        }
+    )
 
 
 async def _attempt(
@@ -258,24 +410,23 @@ async def _attempt(
         return await runnable.ainvoke(messages)
 
 
-def _failed(exc: Exception, attempts: int, site: CallSite) -> Any:
+def _failed(exc: Exception, attempts: int, site: CallSite, kind: str = "") -> Any:
     """What a call that ended in ``exc`` returns: the cut answer an SDK carried, or a Reply."""
     cut = _cut_completion(exc)
     if cut is not None:
         return cut
-    kind, text = _failure(exc, attempts, site.timeout)
-    cost = one_call_cost(site.role, None)
-    cost[site.role]["llm_calls"] = attempts
-    return Reply(None, cost, [site.error(kind, text)])
+    found, text = _failure(exc, attempts, site.timeout)
+    return Reply(None, one_call_cost(site.role, None, attempts), [site.error(kind or found, text)])
 
 
 def _capped(model: Any, site: CallSite) -> Any:
-    """``model`` with the site's output cap (the embedded model keeps its own)."""
-    if site.max_tokens is None or _is_local(model):
+    """``model`` with the site's output cap (the embedded model keeps its own), SDK retries off."""
+    if _is_local(model):
         return model
-    from factdebate.tools.models.providers import with_output_cap
+    from factdebate.tools.models.providers import with_output_cap, without_sdk_retries
 
-    return with_output_cap(model, site.max_tokens)
+    model = without_sdk_retries(model)
+    return model if site.max_tokens is None else with_output_cap(model, site.max_tokens)
 
 
 def _cap_of(model: Any, site: CallSite) -> CallSite:
@@ -290,9 +441,7 @@ def _reply(message: BaseMessage, attempts: int, site: CallSite) -> Reply:
     """A successful answer as a Reply: text, cost, and a ``truncated`` record when cut."""
     text = message.content if isinstance(message.content, str) else str(message.text)
     text = redact(text)  # a reply echoing a provider key never reaches a transcript
-    cost = one_call_cost(site.role, message)
-    cost[site.role]["llm_calls"] = attempts
-    reply = Reply(text, cost)
+    reply = Reply(text, one_call_cost(site.role, message, attempts))
     if was_cut(message):
         reply.truncated = True
         cap = f"the {site.max_tokens}-token output cap" if site.max_tokens else "the output cap"
@@ -307,13 +456,14 @@ async def ask(
 ) -> Reply:
     """Send one prompt; never raises for model faults, which are returned as error records.
 
-    Transient faults (timeouts, connection errors, 408/429/5xx, rate-limit classes) are
-    retried up to ``site.retries`` more times with bounded exponential backoff (a provider's
-    Retry-After wins, capped); other errors fail at once. Every attempt counts as an LLM call.
+    Requests are paced per endpoint (``pacing``). Transient faults (timeouts, cut hangs,
+    connection errors, 408/429/5xx, rate-limit classes) are retried within ``site.deadline``
+    (and ``site.retries`` when not -1), honouring Retry-After (capped); other errors fail at
+    once. The call counts as one LLM call; the attempts retried are counted as ``rejected``.
     An answer the provider cut at the output cap is kept and recorded as ``truncated``.
     """
     site = _cap_of(model, site)
-    result, attempts = await _call(_capped(model, site), site.messages(prompt), site)
+    result, attempts = await _call(_capped(model, site), site.messages(prompt), site, model=model)
     if isinstance(result, Reply):
         return result
     return _reply(result, attempts, site)
@@ -399,9 +549,9 @@ async def _structured_once(
         text_prompt = schema_prompt(prompt, schema)
     messages = site.messages(text_prompt)
     if mode == "prompt":
-        result, attempts = await _call(_capped(target, site), messages, site)
+        result, attempts = await _call(_capped(target, site), messages, site, model=model)
     else:
-        result, attempts = await _call(target, messages, site)
+        result, attempts = await _call(target, messages, site, model=model)
     if isinstance(result, Reply):
         return None, result
     parsed: Any = None
@@ -509,7 +659,9 @@ async def ask_samples(
 
     from langchain_core.runnables import RunnableLambda
 
-    result, attempts = await _call(RunnableLambda(generate), site.messages(prompt), site)
+    result, attempts = await _call(
+        RunnableLambda(generate), site.messages(prompt), site, n, model=model
+    )
     if isinstance(result, Reply):  # e.g. a server refusing n > 1: one at a time from now on
         _NO_SAMPLES.add(_endpoint(bound))
         result.errors = []  # the caller asks again one by one; the spent call stays counted

@@ -174,7 +174,8 @@ def _build(
             temperature=temperature,
             max_completion_tokens=max_tokens,
             timeout=timeout,
-            max_retries=0,
+            max_retries=0,  # llm.py retries within the call deadline; the SDK's would multiply it
+            include_response_headers=True,  # x-ratelimit-* for the pacing to learn from
             **sampling,
         )
     from langchain.chat_models import init_chat_model
@@ -185,6 +186,8 @@ def _build(
         kwargs["num_predict"] = max_tokens
     else:
         kwargs.update(max_tokens=max_tokens, timeout=timeout, max_retries=0)
+        if provider in ("openai", "azure_openai"):
+            kwargs["include_response_headers"] = True
     try:
         model: BaseChatModel = init_chat_model(name, model_provider=provider, **kwargs)
         return model
@@ -280,3 +283,12 @@ def with_seed(model: Any, seed: int) -> Any:
     one and the prompt (``local_llm.call_seed``), so its copies sample as their seed says.
     """
     return _with_field(model, ("seed",), seed)
+
+
+def without_sdk_retries(model: Any) -> Any:
+    """``model`` with its SDK's own retries off (a copy), so they never multiply ours.
+
+    Models built here already send ``max_retries=0``; a model object given ready-made (say a
+    ``ChatOpenAI`` left at the SDK's default of 2) gets a copy with none.
+    """
+    return _with_field(model, ("max_retries",), 0)

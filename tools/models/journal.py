@@ -1,0 +1,31 @@
+"""Where every request sent to a provider is told as it ends: a sink bound per task context."""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable
+from typing import Any
+
+Sink = Callable[[dict[str, Any]], None]
+"""Takes one entry: role, agent, stage, round, outcome, status, input_tokens, output_tokens, at."""
+
+_SINK: contextvars.ContextVar[Sink | None] = contextvars.ContextVar(
+    "factdebate_journal", default=None
+)
+
+
+def bind(sink: Sink) -> contextvars.Token[Sink | None]:
+    """Send the requests of this context (and the tasks it starts) to ``sink``."""
+    return _SINK.set(sink)
+
+
+def unbind(token: contextvars.Token[Sink | None]) -> None:
+    """Restore the sink that was bound before ``bind`` returned ``token``."""
+    _SINK.reset(token)
+
+
+def note(entry: dict[str, Any]) -> None:
+    """Tell the bound sink about one request (nothing happens when none is bound)."""
+    sink = _SINK.get()
+    if sink is not None:
+        sink(entry)
