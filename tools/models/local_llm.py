@@ -24,7 +24,7 @@ from langchain_community.chat_models import ChatLlamaCpp
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 
-from factdebate.tools.core.cpu import MAX_THREADS, idle_cores
+from factdebate.tools.core.cpu import MAX_THREADS, FreeCores, idle_cores
 from factdebate.tools.core.env import env_int
 from factdebate.tools.core.files import atomic_target
 from factdebate.tools.core.home import data_home
@@ -35,7 +35,7 @@ _GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _generate_lock = threading.Lock()
 THREADS_ENV = "FACTDEBATE_LLAMA_THREADS"
 IDLE_THREADS = "idle"
-"""``FACTDEBATE_LLAMA_THREADS=idle``: as many threads as cores are idle when the model loads."""
+"""``FACTDEBATE_LLAMA_THREADS=idle``: the default, named (threads follow the free cores)."""
 CACHE_ENV = "FACTDEBATE_LLAMA_CACHE_MB"
 CACHE_MB = 1024
 """Default RAM for saved llama.cpp states (about 23 KB per cached token for SmolLM2-135M)."""
@@ -189,23 +189,46 @@ def check_llama_build(model_path: Path) -> None:
         )
 
 
-def llama_threads() -> int:
-    """Threads for llama.cpp: ``FACTDEBATE_LLAMA_THREADS``, else every CPU this process may use.
-
-    llama.cpp's answers depend on its thread count (measured 2026-11-27 on the ``make demo``
-    claim at temperature 0: REFUTES with 1 thread, SUPPORTS with 2, each the same run after
-    run), so the default is fixed per machine rather than following the load; the setting
-    ``idle`` takes the cores idle at load time instead (faster on a busy machine, but two runs
-    may then get different thread counts and different answers).
-    """
+def fixed_threads() -> int | None:
+    """``FACTDEBATE_LLAMA_THREADS`` as a fixed thread count; None (unset, ``idle``): follow."""
     raw = os.environ.get(THREADS_ENV, "").strip().lower()
-    if raw == IDLE_THREADS:
-        return idle_cores()
-    if raw:
-        other = f" or '{IDLE_THREADS}'"
-        return env_int(THREADS_ENV, 1, 1, MAX_THREADS, error=ModelConfigError, other=other)
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(MAX_THREADS, cpus or 1))
+    if not raw or raw == IDLE_THREADS:
+        return None
+    other = f" or '{IDLE_THREADS}'"
+    return env_int(THREADS_ENV, 1, 1, MAX_THREADS, error=ModelConfigError, other=other)
+
+
+def llama_threads() -> int:
+    """Threads for llama.cpp now: ``FACTDEBATE_LLAMA_THREADS``, else the cores idle now.
+
+    A loaded model re-counts the free cores as it runs (``follow_free_cores``); this one
+    count is for one-off work (the Q8_0 conversion) and the model's first evaluation.
+    """
+    fixed = fixed_threads()
+    return fixed if fixed is not None else idle_cores()
+
+
+def follow_free_cores(llm: Any, cores: FreeCores) -> None:
+    """Before each evaluation (a prompt, each generated token), set the threads to free cores.
+
+    llama.cpp's threads spin at every layer waiting for each other, so one thread more than
+    the cores other processes leave free stalls every step (the demo claim ran ~20x slower
+    under load with a thread per CPU). Re-counting costs two reads of ``/proc/stat`` every
+    half second (``FreeCores``). Answers do not depend on the count: plain attention
+    computes every value on one thread whatever their number (see ``load_local_model``).
+    """
+    import llama_cpp
+
+    current = [0]
+
+    def eval_on_free_cores(self: Any, tokens: Any) -> None:
+        threads = cores.count()
+        if threads != current[0]:
+            llama_cpp.llama_set_n_threads(self._ctx.ctx, threads, threads)
+            current[0] = threads
+        type(self).eval(self, tokens)  # the class's eval, as patched by ``evaluated_tokens``
+
+    llm.eval = MethodType(eval_on_free_cores, llm)
 
 
 def prefix_cache_mb() -> int:
@@ -308,7 +331,8 @@ def load_local_model(
     """
     path = path or embedded_weights()
     check_llama_build(path)
-    threads = llama_threads()
+    fixed = fixed_threads()
+    threads = fixed if fixed is not None else llama_threads()
     model = LocalChatModel(
         top_p=top_p,
         model_path=str(path),
@@ -316,9 +340,11 @@ def load_local_model(
         n_batch=512,
         repeat_penalty=1.2,
         n_threads=threads,
-        # Flash attention (llama.cpp's default where supported): same next-token choices in
-        # tests, prefill ~10% and generation ~15% faster here.
-        model_kwargs={"n_threads_batch": threads, "flash_attn": True},
+        # Plain attention, not flash attention: with flash attention a generated token's
+        # logits differed by up to 0.4 between 1 and 2 threads (and the demo claim's verdict
+        # with them); with plain attention they are equal to the bit, so the thread count can
+        # follow the free cores (``follow_free_cores``) and answers still repeat.
+        model_kwargs={"n_threads_batch": threads, "flash_attn": False},
         temperature=temperature,
         max_tokens=max_tokens,
         seed=0,
@@ -326,6 +352,8 @@ def load_local_model(
         streaming=False,
     )
     use_prefix_cache(model.client, prefix_cache_mb())
+    if fixed is None:
+        follow_free_cores(model.client, FreeCores())
     check_grammar_first(model.client)
     # Free llama.cpp before interpreter teardown (its __del__ fails once modules are gone).
     atexit.register(model.client.close)

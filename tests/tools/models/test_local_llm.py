@@ -68,17 +68,88 @@ def test_thread_count_follows_the_setting(monkeypatch: pytest.MonkeyPatch):
             local_llm.llama_threads()
 
 
-def test_thread_count_is_fixed_per_machine_by_default(monkeypatch: pytest.MonkeyPatch):
-    """llama.cpp answers differ with its thread count: the default never follows the load."""
-    import psutil
+def test_thread_count_follows_the_free_cores_by_default(monkeypatch: pytest.MonkeyPatch):
+    for raw in ("", "idle", " IDLE "):
+        monkeypatch.setenv(local_llm.THREADS_ENV, raw)
+        assert local_llm.fixed_threads() is None
+    monkeypatch.setenv(local_llm.THREADS_ENV, "2")
+    assert local_llm.fixed_threads() == 2
 
-    monkeypatch.delenv(local_llm.THREADS_ENV, raising=False)
-    monkeypatch.setattr(local_llm.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    monkeypatch.setattr(psutil, "cpu_count", lambda: 2)
-    for busy_percent in (5.0, 55.0, 100.0):
-        monkeypatch.setattr(psutil, "cpu_percent", lambda interval, b=busy_percent: b)
-        monkeypatch.setattr(cpu.os, "getloadavg", lambda b=busy_percent: (b / 50, 0.0, 0.0))
-        assert local_llm.llama_threads() == 2, busy_percent
+
+class FakeLlama:
+    """Stands in for llama_cpp.Llama: records what each evaluation ran with."""
+
+    def __init__(self) -> None:
+        self._ctx = type("Ctx", (), {"ctx": object()})()
+        self.evaluated: list[tuple[int, list[int]]] = []
+        self.threads = 0
+
+    def eval(self, tokens: list[int]) -> None:
+        self.evaluated.append((self.threads, list(tokens)))
+
+
+def test_each_evaluation_runs_on_the_cores_free_then(monkeypatch: pytest.MonkeyPatch):
+    llm = FakeLlama()
+    counts = iter([2, 2, 1, 1, 2])
+    cores = type("Cores", (), {"count": lambda self: next(counts)})()
+    calls: list[tuple[int, int]] = []
+
+    def set_threads(ctx: object, n: int, n_batch: int) -> None:
+        assert ctx is llm._ctx.ctx
+        calls.append((n, n_batch))
+        llm.threads = n
+
+    monkeypatch.setattr(llama_cpp, "llama_set_n_threads", set_threads)
+    local_llm.follow_free_cores(llm, cores)  # type: ignore[arg-type]
+    for token in range(5):
+        llm.eval([token])
+    assert llm.evaluated == [(2, [0]), (2, [1]), (1, [2]), (1, [3]), (2, [4])]
+    assert calls == [(2, 2), (1, 1), (2, 2)]  # set only when the count changes
+
+
+def logits_by_threads(flash_attn: bool) -> list[Any]:
+    """The last prompt token's and 3 greedy tokens' logits with 1 and with 2 threads.
+
+    The prompt is about 430 tokens: with flash attention, generated tokens' logits differ
+    by the thread count from a few hundred tokens of context on (equal at 100).
+    """
+    llm = llama_cpp.Llama(
+        model_path=str(local_llm.embedded_weights()),
+        n_ctx=1024,
+        n_threads=1,
+        flash_attn=flash_attn,
+        logits_all=True,
+        verbose=False,
+    )
+    prompt = " ".join(f"Sentence {i} says the tower stands in Paris." for i in range(40))
+    runs = []
+    try:
+        tokens = llm.tokenize(prompt.encode())
+        for threads in (1, 2):
+            llama_cpp.llama_set_n_threads(llm._ctx.ctx, threads, threads)
+            llm.reset()
+            llm.eval(tokens)
+            rows = [np.array(llm.scores[llm.n_tokens - 1])]
+            for _ in range(3):
+                llm.eval([int(np.argmax(rows[-1]))])
+                rows.append(np.array(llm.scores[llm.n_tokens - 1]))
+            runs.append(np.stack(rows))
+    finally:
+        llm.close()
+    return runs
+
+
+def test_answers_do_not_depend_on_the_thread_count():
+    """Plain attention (the embedded default's): every logit equal to the bit."""
+    one, two = logits_by_threads(flash_attn=False)
+    assert np.array_equal(one, two)
+
+
+def test_flash_attention_answers_depend_on_the_thread_count():
+    """Why the default is plain attention: flash attention's generated logits move."""
+    one, two = logits_by_threads(flash_attn=True)
+    assert np.array_equal(one[0], two[0])  # the prompt's (batched) logits still agree
+    assert not np.array_equal(one[1:], two[1:])
 
 
 def test_thread_count_leaves_busy_cores_alone(monkeypatch: pytest.MonkeyPatch):
