@@ -272,6 +272,15 @@ def _claims(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def _scores_label(given: Mapping[str, Any]) -> str:
+    """What the verdict's scores are: the judge's are means over the rounds, else one round's."""
+    last = given.get("round")
+    several = isinstance(last, int) and last > 1
+    if given.get("agent") == "judge" and given.get("reason") == "round_limit" and several:
+        return f"mean over rounds 1-{last}"
+    return f"round {last}'s scores" if isinstance(last, int) and last > 0 else "scores"
+
+
 def provenance(result: Mapping[str, Any]) -> dict[str, Any]:
     """Who decided the verdict, after which round and why (the contract's ``decided_by``).
 
@@ -287,6 +296,7 @@ def provenance(result: Mapping[str, Any]) -> dict[str, Any]:
         "agent": str(given["agent"]) if given.get("agent") else None,
         "round": given.get("round"),
         "why": str(why) if why else None,
+        "scores_label": _scores_label(given),
         "scores": {
             str(agent): [
                 score_view(SCORE_NAMES.get(k, k), v, None)
