@@ -235,3 +235,31 @@ def test_a_copied_run_folder_decides_its_own_queue_never_the_originals(
         str(r["id"]) for r in read_results(run / "results.jsonl")
     ]  # the original still waits on both items
     assert first not in {str(row["id"]) for row, _ in pending_items(copy)}
+
+
+def test_a_decided_threads_review_never_rewrites_where_the_row_waited(tmp_path: Path):
+    from factdebate.bench.running.review_queue import take_decision
+
+    row: dict[str, Any] = {
+        "id": "0",
+        "review": {"status": "pending", "server": "http://127.0.0.1:2024", "run": "r-1"},
+    }
+    result = {
+        "verdict": "REFUTES",
+        "review": {
+            "status": "overruled",
+            "by": "rita",
+            "note": "n",
+            "server": "http://attacker.example",
+            "checkpoint": "sqlite:/etc/passwd",
+            "run": "other",
+        },
+    }
+    take_decision(tmp_path, {"method": "tool-mad"}, row, result, "label")
+    assert row["review"] == {
+        "status": "overruled",
+        "server": "http://127.0.0.1:2024",
+        "run": "r-1",
+        "by": "rita",
+        "note": "n",
+    }

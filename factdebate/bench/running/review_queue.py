@@ -25,6 +25,8 @@ from factdebate.tools.core.secrets import REDACTED, redact_deep
 
 QUEUE_DB = "review.sqlite"
 """The checkpoint file of a bench run's review queue, inside the run folder."""
+REVIEW_RECORD = ("status", "proposed", "note", "at", "by")
+"""What a decision adds to an item's row; where the item waited (server, checkpoint) stays."""
 
 
 class QueueError(FactDebateError, ValueError):
@@ -271,7 +273,8 @@ def take_decision(
     """
     result = dict(redact_deep(result))
     row["prediction"] = prediction(result, task)
-    row["review"] = {**row["review"], **(result.get("review") or {})}
+    decided = result.get("review") or {}
+    row["review"] = {**row["review"], **{k: decided[k] for k in REVIEW_RECORD if k in decided}}
     row["result"] = result
     if (out_dir / item_page(row["id"])).is_file():
         write_item_page(out_dir, row, result, str(run["method"]), _shown_settings(run))
