@@ -200,14 +200,14 @@ def test_a_suite_estimate_covers_every_member_or_names_what_it_cannot(tmp_path: 
     assert unshared.exit_code == 2 and "cot has no such setting" in unshared.output
     suite = tmp_path / "suite"
     suite.mkdir()
-    for name in ("tool-mad", "cot", "react", "mad", "madke"):
+    for name in ("tool-mad", "escalate-tool-mad", "cot", "react", "mad", "madke"):
         earlier_run(suite / name, method=name)
     earlier_run(suite / "self-consistency", method="self-consistency", k=5)  # 1 call/sample
     done = runner.invoke(app, [*base, "--estimate-from", str(suite), "--repeats", "2"])
     assert done.exit_code == 0, done.output
     # every member spent 5 calls per item; matched on calls, k = 5 (a sample: 1 call)
     assert "self-consistency (k = 5, matched on calls)" in done.output
-    assert "| whole suite |" in done.output and "600" in done.output  # 6 runs x 10 x 2 x 5
+    assert "| whole suite |" in done.output and "700" in done.output  # 7 runs x 10 x 2 x 5
     tokens = runner.invoke(app, [*base, "--estimate-from", str(suite), "--match-on", "tokens"])
     assert tokens.exit_code == 0, tokens.output
     # a sample: 11,000 / 5 = 2,200 tokens; the debate 11,000: k = 5, plus a 5-item pilot

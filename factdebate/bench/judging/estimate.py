@@ -123,6 +123,10 @@ def structural_means(method: str, context: Mapping[str, Any]) -> dict[str, Any]:
     spec = METHODS[method]
     table = _read_json(MEASURED, MAX_TABLE_BYTES, "measured costs").get("methods") or {}
     family = spec.family if spec.family in table else next(iter(table))
+    if spec.screens in table:  # an escalation: at most its method's cost (every item escalated)
+        means = measured_means(spec.screens)
+        source = f"{spec.screens}'s measured means, an upper bound (every item escalated)"
+        return {**means, "method": method, "source": f"{source}: {means['source']}"}
     if method not in STRUCTURE and spec.cost == "high":  # a variant of its family's graph
         means = measured_means(family)
         source = f"{family}'s measured means (the same graph): {means['source']}"
@@ -520,7 +524,7 @@ def estimate_suite(
     members: list[dict[str, Any]] = []
     missing: list[str] = []
     reasons: list[str] = []
-    for name in (plan.method, *plan.baselines, plan.matched):
+    for name in plan.members:  # the matched vote last
         try:
             if name != plan.matched:
                 members.append(one(name, context))

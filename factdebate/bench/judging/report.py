@@ -30,6 +30,7 @@ from factdebate.bench.judging.metrics import (
 from factdebate.bench.judging.prices import Price, load_prices, run_usd, usd_text
 from factdebate.bench.judging.provenance import provenance_line
 from factdebate.bench.judging.review_states import decided_rows, review_counts, review_lines
+from factdebate.bench.judging.screens import screen_lines, screen_summary
 from factdebate.bench.judging.stats import (
     CONFIDENCE,
     RESAMPLES,
@@ -153,6 +154,7 @@ def run_summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "mean_rounds": statistics.fmean(rounds) if rounds else 0.0,
         "cost": cost_summary(rows),
         "latency": latency_summary(rows),
+        **({"screen": screened} if (screened := screen_summary(rows)) else {}),  # escalation
     }
 
 
@@ -584,6 +586,7 @@ def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
         "",
         f"Items stopped by a budget (budget_exhausted): {metrics.get('budget_exhausted', 0)}",
         "",
+        *screen_lines(metrics.get("screen")),
         *_issue_lines(run.get("load_issues") or []),
         *(f"Note: {note}\n" for note in run.get("notes") or []),  # e.g. HoVer run claim-only
         "Error kinds: "

@@ -45,11 +45,13 @@ class SuitePlan:
     method: str
     baselines: tuple[str, ...]
     matched: str  # the self-consistency method run at the debate's compute
+    escalation: str = ""  # the method's escalation (screen first, debate where unsure), if any
 
     @property
     def members(self) -> tuple[str, ...]:
-        """Every method of the suite, in run order."""
-        return (self.method, *self.baselines, self.matched)
+        """Every method of the suite, in run order (the escalation right after its debate)."""
+        escalation = (self.escalation,) if self.escalation else ()
+        return (self.method, *escalation, *self.baselines, self.matched)
 
 
 def matched_method(spec: MethodSpec) -> str:
@@ -76,9 +78,11 @@ def plan_suite(suite: str, method: str, dataset: str) -> SuitePlan:
     if suite not in SUITES:
         raise SettingsError(f"unknown suite {suite!r}; choose from: {', '.join(SUITES)}")
     spec = resolve(method)
-    if spec.role != "method" or spec.family == SELF_CONSISTENCY:
+    if spec.role != "method" or spec.family == SELF_CONSISTENCY or spec.screens:
         papers = sorted(
-            m for m, s in METHODS.items() if s.role == "method" and s.family != SELF_CONSISTENCY
+            m
+            for m, s in METHODS.items()
+            if s.role == "method" and s.family != SELF_CONSISTENCY and not s.screens
         )
         raise SettingsError(
             f"--suite {suite} compares a paper's method with its baselines: use one of "
@@ -90,7 +94,8 @@ def plan_suite(suite: str, method: str, dataset: str) -> SuitePlan:
         for name, s in METHODS.items()
         if s.family == spec.family and s.role == "baseline" and s.input_kind == spec.input_kind
     )
-    return SuitePlan(spec.name, baselines, matched_method(spec))
+    escalation = next((n for n, s in METHODS.items() if s.screens == spec.name), "")
+    return SuitePlan(spec.name, baselines, matched_method(spec), escalation)
 
 
 def check_shared_settings(plan: SuitePlan, context: dict[str, Any]) -> None:

@@ -101,7 +101,7 @@ def run_suite(
     out_dir = Path(out_dir)
     folders: list[Path] = []
     shared = dict(context)
-    for name in (plan.method, *plan.baselines):
+    for name in plan.members[:-1]:  # the vote last: its k is matched to the debate's compute
         folder = out_dir / name
         run(name, folder, dict(context if name == plan.method else shared))
         folders.append(folder)
