@@ -159,6 +159,14 @@ def bench(
             "prices file's and the defaults (repeatable)."
         ),
     ] = None,
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            "--retry-failed/--no-retry-failed",
+            help="Rerunning a RUN_DIR: run again the items that failed (no reply from their "
+            "model calls, or their run raised), keeping the finished ones.",
+        ),
+    ] = True,
 ) -> None:
     """Run a method over a labelled claim or question dataset; write results and reports."""
     if estimate or estimate_from is not None:
@@ -229,6 +237,7 @@ def bench(
             "server_url": server,
             "checkpoint": checkpoint,
             "pages": pages,
+            "retry_failed": retry_failed,
         }
         run_suite_command(
             suite,
@@ -271,6 +280,7 @@ def bench(
                 progress=progress,
                 checkpoint=checkpoint,
                 pages=pages,
+                retry_failed=retry_failed,
             )
     except FactDebateError as exc:
         fail(str(exc))
@@ -304,6 +314,33 @@ def bench(
             f"LangSmith experiment {pushed['experiment']}: {pushed['items']} items pushed",
             markup=False,
         )
+    _exit_on_failed(metrics)
+
+
+FAILED_ITEMS_EXIT = 3
+"""Exit status of a bench that finished with failed items (no reply from their model calls)."""
+
+
+def _exit_on_failed(metrics: dict[str, Any]) -> None:
+    """End with one line and exit status 3 when items failed, naming the command to retry them."""
+    failed = int(metrics.get("failed") or 0)
+    if not failed:
+        return
+    import shlex
+    import sys
+
+    from factdebate.tools.core.secrets import redact
+
+    again = shlex.join(["factdebate", *(a for a in sys.argv[1:] if a != "--no-retry-failed")])
+    err.print(
+        redact(
+            f"{failed} of {metrics['n']} items failed (no reply from their model calls, or "
+            f"their run raised) and are not scored; retry them with: {again}"
+        ),
+        markup=False,
+        soft_wrap=True,
+    )
+    raise typer.Exit(FAILED_ITEMS_EXIT)
 
 
 def _estimate(

@@ -14,6 +14,7 @@ from factdebate.nodes.tool_mad.gate import (
 )
 
 NeiRelevance = Literal["ragas", "cosine"]
+ScoreFailure = Literal["fail", "unscored"]
 
 
 @dataclass(kw_only=True)
@@ -84,6 +85,16 @@ class ToolMADContext(Context):
             "Other labels are scored by the RAGAS rule either way. Default from 24 recorded "
             "debates, held out: same accuracy, 16.4 calls per claim against 23.7 "
             "(docs/methods/tool-mad.md)."
+        },
+    )
+    score_failure: ScoreFailure = field(
+        default="fail",
+        metadata={
+            "description": "When a scoring call of a debater's turn brings no reply after its "
+            "retries (a rate limit, a timeout, a provider error): 'fail' = the claim stops "
+            "without a verdict, stop reason model_failure (a failed item, which a bench rerun "
+            "retries); 'unscored' = that turn is judged without its scores, so debaters who "
+            "agree stop there. Never: another round run because a score is missing."
         },
     )
 

@@ -187,7 +187,7 @@ def _no_secret_in_failed_runs(
         what="the CLI child",
         guard_s=MODEL_GUARD_S,
     )
-    assert bench.returncode == 0, bench.stderr
+    assert bench.returncode == 3, bench.stderr  # its one item failed: no reply from the model
     assert_clean(bench.stdout + bench.stderr)
     for name in ("results.jsonl", "report.md", "metrics.json"):
         assert_clean((out_dir / name).read_text(encoding="utf-8"))

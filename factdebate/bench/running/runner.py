@@ -1,7 +1,9 @@
 """Benchmark runner: run a method over a claim or question dataset concurrently and resumably.
 
 Each finished item is appended to ``results.jsonl`` at once (flushed), so an interrupted run
-resumes where it stopped; ``metrics.json``, ``report.md``, ``report.html`` (with plots) and (for
+resumes where it stopped, and a rerun retries the items that failed (``retry_failed``); every
+request an item sends is journalled as it ends (``call_journal``), so a killed item's calls stay
+in the bill; ``metrics.json``, ``report.md``, ``report.html`` (with plots) and (for
 labels) ``confusion.png`` are written at the end. With ``server_url`` every item is sent as a
 run to a LangGraph server instead. Claim datasets are scored as labels; question datasets
 (RAMDocs) as answer lists.
@@ -17,10 +19,18 @@ from pathlib import Path
 from typing import Any
 
 from factdebate.api import check_concurrency, check_models, check_reachable, input_keys
+from factdebate.bench.judging.metrics import failed_item
 from factdebate.bench.judging.page import pages_wanted, write_bench_page, write_item_page
 from factdebate.bench.judging.provenance import run_provenance
 from factdebate.bench.judging.report import write_summary
 from factdebate.bench.judging.scoring import RESULTS, correct, llm_calls, tokens
+from factdebate.bench.running.call_journal import (
+    ATTEMPT,
+    JOURNAL,
+    new_attempt,
+    open_journal,
+    unrowed_calls,
+)
 from factdebate.bench.running.corpus import prepare_collection
 from factdebate.bench.running.invokers import (
     ServerError,
@@ -30,7 +40,13 @@ from factdebate.bench.running.invokers import (
     server_invoker,
 )
 from factdebate.bench.running.items import BenchItem, data_identity, load_items
-from factdebate.bench.running.results import failed_row, repair_results, result_row
+from factdebate.bench.running.results import (
+    failed_row,
+    repair_results,
+    result_row,
+    retried_rows,
+    set_aside,
+)
 from factdebate.datasets import check_method_fits, dataset_task
 from factdebate.evidence import EvidenceRun, evidence_session, open_replay, served_evidence
 from factdebate.graphs.registry import resolve
@@ -72,6 +88,7 @@ async def arun_bench(
     progress: Progress | None = None,
     pages: bool | None = None,
     checkpoint: str | None = None,
+    retry_failed: bool = True,
 ) -> dict[str, Any]:
     """Async ``run_bench`` (see there)."""
     check_concurrency(concurrency)
@@ -146,7 +163,16 @@ async def arun_bench(
 
     wanted = {i.id for i in items}
     with rows_lock(out_dir / RESULTS, wait=False):  # the repair rewrites: its one writer only
-        rows = [r for r in repair_results(out_dir / RESULTS) if str(r["id"]) in wanted]
+        every_row = repair_results(out_dir / RESULTS)
+        # failed items run again (their rows set aside, their calls still in the bill)
+        retrying = [r for r in every_row if str(r["id"]) in wanted and failed_item(r)]
+        if retry_failed:
+            set_aside(out_dir, every_row, retrying)
+        else:
+            retrying = []
+        aside = {id(r) for r in retrying}
+        rows = [r for r in every_row if str(r["id"]) in wanted and id(r) not in aside]
+    retried_ids = {str(r["id"]) for r in retrying}
     done_ids = {str(r["id"]) for r in rows}
     todo = [i for i in items if i.id not in done_ids]
     accepted = input_keys(graph)
@@ -198,7 +224,11 @@ async def arun_bench(
     here = {k: v for k, v in settings.items() if k != "evidence_from"} if served_read else settings
     recording = evidence_session(here, out_dir, dataset, replay)
     # a second bench on the same folder is refused here, before it runs any item twice
-    with append_rows(out_dir / RESULTS, wait=False) as sink, recording as evidence:
+    with (
+        append_rows(out_dir / RESULTS, wait=False) as sink,
+        recording as evidence,
+        open_journal(out_dir / JOURNAL) as calls,
+    ):
 
         async def one(item: BenchItem) -> None:
             payload = item.graph_input(accepted)
@@ -206,9 +236,10 @@ async def arun_bench(
                 if halted:
                     return
                 t0 = time.perf_counter()
+                attempt = new_attempt()  # the journal's requests of this try carry it
                 try:
                     claim = str(next(iter(item.text().values()), ""))
-                    with item_scope(item.id, claim):
+                    with item_scope(item.id, claim), calls.item(item.id, attempt):
                         out = await invoke(
                             payload, ctx_obj if ctx_obj is not None else settings, item.id
                         )
@@ -221,6 +252,7 @@ async def arun_bench(
                 except Exception as exc:  # one failing item must not stop the run
                     row = failed_row(item, exc, time.perf_counter() - t0)
                     out = row
+                row[ATTEMPT] = attempt
             if pages:
                 await asyncio.to_thread(write_item_page, out_dir, row, out, method, shown)
             sink.add(row)
@@ -247,12 +279,48 @@ async def arun_bench(
         notes.append(EvidenceRun(evidence.log, served_read).note())
     run["notes"] = notes
     run["resumed_items"] = len(done_ids)
+    run["retried"] = {
+        "items": len(retried_ids),
+        "still_failed": sum(str(r["id"]) in retried_ids and failed_item(r) for r in rows),
+    }
+    earlier = retried_rows(out_dir)  # every try of a failed item a rerun replaced
+    kept = [*rows, *earlier, *(r for r in every_row if str(r["id"]) not in wanted)]
+    unrowed = await asyncio.to_thread(unrowed_calls, out_dir / JOURNAL, kept)
+    run["outside_rows"] = outside_rows(earlier, unrowed)
     run["task"] = task
     order = {i.id: n for n, i in enumerate(items)}
     rows.sort(key=lambda r: order[str(r["id"])])
     metrics = await asyncio.to_thread(write_summary, out_dir, rows, labels, run, task)
     await asyncio.to_thread(write_bench_page, out_dir, metrics, rows)
     return metrics
+
+
+def outside_rows(
+    earlier: list[dict[str, Any]], unrowed: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """The calls a run paid for that no scored row holds (None: none), for its cost totals.
+
+    ``earlier``: rows of failed tries a rerun replaced; ``unrowed``: the journal's requests of
+    tries that left no row (items a kill cut off). ``cost`` is one usage per role and
+    ``total``, as a row's.
+    """
+    costs = [r.get("cost") or {} for r in earlier]
+    if unrowed is not None:
+        costs.append(unrowed["cost"])
+    if not any(costs):
+        return None
+    summed: dict[str, dict[str, int]] = {}
+    for cost in costs:
+        for role, usage in cost.items():
+            have = summed.setdefault(role, {})
+            for key in ("llm_calls", "rejected", "input_tokens", "output_tokens"):
+                have[key] = have.get(key, 0) + int(usage.get(key, 0))
+    return {
+        "cost": summed,
+        "retried_rows": len(earlier),
+        "cut_off_items": 0 if unrowed is None else unrowed["items"],
+        "cut_off_requests": 0 if unrowed is None else unrowed["requests"],
+    }
 
 
 def _provenance(context_cls: Any, settings: dict[str, Any]) -> dict[str, Any] | None:
@@ -281,6 +349,7 @@ def run_bench(
     progress: Progress | None = None,
     pages: bool | None = None,
     checkpoint: str | None = None,
+    retry_failed: bool = True,
 ) -> dict[str, Any]:
     """Run ``method`` over ``dataset`` and write results.jsonl, metrics.json, report.md.
 
@@ -302,6 +371,9 @@ def run_bench(
             None = only for runs of at most ``page.AUTO_PAGES`` items.
         checkpoint: ``sqlite:PATH`` or ``postgresql://...``: every finished step of every
             item is saved (one thread per item), so an item cut off mid-debate resumes there.
+        retry_failed: On resume, run again the items whose row says they failed (their
+            model calls brought no reply, or their run raised); their old rows move to
+            ``retried.jsonl``, their calls still counted in the cost. False keeps them.
 
     Returns:
         The metrics dict also written to ``metrics.json``.
@@ -326,5 +398,6 @@ def run_bench(
             progress=progress,
             pages=pages,
             checkpoint=checkpoint,
+            retry_failed=retry_failed,
         )
     )
