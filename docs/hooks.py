@@ -96,7 +96,8 @@ def _methods_table(page_uri: str) -> str:
         "| --- | --- | --- | --- | --- |",
     ]
     for spec in METHODS.values():
-        page = posixpath.relpath(f"methods/{spec.family}.md", here)
+        family_page = "escalation" if spec.screens else spec.family  # one page per family
+        page = posixpath.relpath(f"methods/{family_page}.md", here)
         rows.append(
             f"| `{spec.name}` | [{PAPERS[spec.family]}]({page}) | {spec.role} | "
             f"{spec.input_kind} | {_cell(spec.description)} |"
