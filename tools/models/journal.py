@@ -1,4 +1,9 @@
-"""Where every request sent to a provider is told as it ends: a sink bound per task context."""
+"""Where every request sent to a provider is told, as it leaves and as it ends: a sink per context.
+
+llm.py notes each attempt twice: ``outcome="sent"`` just before it goes (so a process killed
+mid-request still leaves it on the bill), then ``answered``, ``rejected`` (retried) or
+``failed`` (the call's last) when it ends.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 Sink = Callable[[dict[str, Any]], None]
-"""Takes one entry: role, agent, stage, round, outcome, status, input_tokens, output_tokens, at."""
+"""Takes one entry: role, agent, stage, round, outcome, status, input_tokens, output_tokens, at
+(unix seconds)."""
 
 _SINK: contextvars.ContextVar[Sink | None] = contextvars.ContextVar(
     "factdebate_journal", default=None

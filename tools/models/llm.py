@@ -386,7 +386,7 @@ def _headers_of(exc: BaseException) -> dict[str, Any] | None:
 def _journal(
     site: CallSite, outcome: str, status: int | None, tokens_in: int, tokens_out: int
 ) -> None:
-    """Tell the bound journal about one request that ended."""
+    """Tell the bound journal about one request that leaves (``sent``) or ended."""
     journal.note(
         {
             "role": site.role,

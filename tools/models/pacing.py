@@ -27,6 +27,8 @@ TokenCount = Literal["cap", "used"]
 Sleep = Callable[[float], Awaitable[None]]
 CHARS_PER_TOKEN = 4
 """How providers estimate a prompt's tokens before they read it (OpenAI's rate limiter does)."""
+PACE_SHARE = 0.95
+"""Share of a limit paced for: the provider counts arrivals, which jitter about our sends."""
 BURST_S = 1.0
 """Seconds of credit a bucket holds: a limit is spent evenly, never in a burst at the start."""
 LATENCY_SAMPLES = 256
@@ -133,7 +135,7 @@ class Bucket:
 
     def per_minute(self, value: float) -> None:
         """Set the limit (0 = none); a new limit starts with a full bucket."""
-        rate = max(0.0, value) / 60.0
+        rate = max(0.0, value) * PACE_SHARE / 60.0
         if rate == self.rate:
             return
         self.rate, self.capacity = rate, max(1.0, rate * BURST_S)
@@ -361,8 +363,8 @@ class Endpoint:
         """One admitted request ended: settle tokens, learn from headers, adjust the window."""
         at = now()
         with self.lock:
-            if headers:
-                self._learn(headers, at, at - started)
+            if headers is not None:
+                self._learn(headers, at, at - started, answered)
             if answered:
                 if input_tokens or output_tokens:
                     out = max(cap, output_tokens) if limits.tpm_counts == "cap" else output_tokens
@@ -384,16 +386,20 @@ class Endpoint:
             count(server_errors=1)
         self.window.leave()
 
-    def _learn(self, headers: Mapping[str, Any], at: float, elapsed: float) -> None:
-        """Limits and remaining credit the provider reports (``x-ratelimit-*``)."""
+    def _learn(self, headers: Mapping[str, Any], at: float, elapsed: float, answer: bool) -> None:
+        """Limits and remaining credit the provider reports (``x-ratelimit-*``).
+
+        An answer without a limit header forgets the limit learned before (the endpoint
+        lifted it, or another server now listens at that address).
+        """
         lower = {str(k).lower(): v for k, v in headers.items()}
         for bucket, kind in ((self.requests, "requests"), (self.tokens, "tokens")):
             limit = _number(lower, f"x-ratelimit-limit-{kind}")
-            if limit:
+            if limit is not None or answer:
                 if kind == "requests":
-                    self.learned_rpm = limit
+                    self.learned_rpm = limit or 0.0
                 else:
-                    self.learned_tpm = limit
+                    self.learned_tpm = limit or 0.0
             remaining = _number(lower, f"x-ratelimit-remaining-{kind}")
             if remaining is not None and bucket.rate > 0:
                 bucket.at_most(remaining + bucket.rate * elapsed, at)

@@ -286,9 +286,31 @@ def with_seed(model: Any, seed: int) -> Any:
 
 
 def without_sdk_retries(model: Any) -> Any:
-    """``model`` with its SDK's own retries off (a copy), so they never multiply ours.
+    """``model`` with its SDK's own retries off (a cached copy), so they never multiply ours.
 
     Models built here already send ``max_retries=0``; a model object given ready-made (say a
-    ``ChatOpenAI`` left at the SDK's default of 2) gets a copy with none.
+    ``ChatOpenAI`` left at the SDK's default of 2) gets a copy with none. The OpenAI SDK
+    keeps the count in its client objects, built with the model, so those are copied too.
     """
-    return _with_field(model, ("max_retries",), 0)
+    bound = getattr(model, "bound", None)
+    if bound is not None and hasattr(model, "kwargs"):
+        inner = without_sdk_retries(bound)
+        return model if inner is bound else model.model_copy(update={"bound": inner})
+    if "max_retries" not in getattr(type(model), "model_fields", {}):
+        return model
+    if getattr(model, "max_retries", None) == 0:
+        return model
+    key = (id(model), "max_retries", 0.0)
+    with _lock:
+        if key not in _copies or _copies[key][0] is not model:
+            update: dict[str, Any] = {"max_retries": 0}
+            for root_name, leaf in (
+                ("root_async_client", "async_client"),
+                ("root_client", "client"),
+            ):
+                root = getattr(model, root_name, None)
+                if root is not None and hasattr(root, "with_options"):
+                    root = root.with_options(max_retries=0)
+                    update |= {root_name: root, leaf: root.chat.completions}
+            _copies[key] = (model, model.model_copy(update=update))
+        return _copies[key][1]
