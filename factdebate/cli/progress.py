@@ -257,6 +257,10 @@ class CallMeter:
                     self.model, call.role, call.input_tokens, call.output_tokens, share
                 )
 
+    def elapsed(self) -> float:
+        """Wall seconds since the meter started."""
+        return self._clock() - self.started
+
     def seconds_per_call(self) -> float | None:
         """Wall seconds per finished call (None before the first call ends).
 
@@ -348,10 +352,15 @@ class ItemPace:
         return float(self.means["per_role"].get("total", {}).get("llm_calls", 0.0))
 
     def seconds(self) -> float | None:
-        """Expected wall seconds of one item at the pace known now (None: not known)."""
+        """Expected wall seconds of one item at the pace known now (None: not known).
+
+        The model calls at this machine's pace, plus what earlier runs of the method spent
+        outside them (loading, retrieval, scoring), when they left it.
+        """
         if self.means is None:
             return None
-        return self.book.seconds(self.model, self.means["per_role"])
+        calls = self.book.seconds(self.model, self.means["per_role"])
+        return None if calls is None else calls + float(self.means.get("other_s", 0.0))
 
 
 def forecast(
@@ -390,7 +399,8 @@ def remember_pace(model: str, meter: CallMeter, method: str, context: Any, items
         return
     if items > 0 and meter.per_role:
         key = means_key(method, model, calls_signature(method, _settings_of(context)))
-        meter.book.add_means(key, meter.per_role, items)
+        other = max(0.0, meter.elapsed() - meter.busy_s)
+        meter.book.add_means(key, meter.per_role, items, other)
     write_book(data_home(), meter.book)
 
 
@@ -402,7 +412,7 @@ def _live_counts(
     Calls made elsewhere (``bench --server``) reach no meter here: the finished items' own
     counts (``rows_calls``, ``rows_tokens``) are shown when they are higher. The time left is
     the items left at the expected seconds an item (the pace model's forecast, moved towards
-    what this run's finished items took), less what the calls since the last item took.
+    the wall time this run's finished items took), less the time since the last one finished.
     """
     calls = max(base["calls"] + meter.calls, base.get("rows_calls", 0))
     tokens = max(base["tokens"] + meter.tokens, base.get("rows_tokens", 0))
@@ -416,12 +426,13 @@ def _live_counts(
         return " · ".join(parts)
     per_item = item.seconds() if item is not None else None
     done_here = done - base.get("first_done", done)
+    since = meter.started
     if done_here > 0 and meter.timed > 0:  # items of this run whose calls were timed
-        seen = base.get("busy_at_done", 0.0) / done_here
+        seen = (base.get("at_done", since) - base.get("first_at", meter.started)) / done_here
         prior = PRIOR_ITEMS if per_item is not None else 0.0
         per_item = ((per_item or 0.0) * prior + seen * done_here) / (prior + done_here)
     if per_item is not None and total:
-        running = max(0.0, meter.busy_s - base.get("busy_at_done", 0.0))
+        running = max(0.0, clock() - base.get("at_done", since))
         parts.append(f"about {clock_text(max(0.0, (total - done) * per_item - running))} left")
     return " · ".join(parts)
 
@@ -458,51 +469,26 @@ def bench_progress(
     base: dict[str, Any] = {"calls": 0, "tokens": 0, "done": 0, "total": 0}
     started: list[bool] = []
     with metering(clock, model, book) as meter:
-        faults = fault_counts()
 
         def live() -> str:
-            if not started:
-                return ""
-            return " · ".join(p for p in (_live_counts(meter, base, item, clock), faults()) if p)
+            return _live_counts(meter, base, item, clock) if started else ""
 
         with track_progress(label, every, live=live) as track:
 
             def progress(done: int, total: int, accuracy: float, calls: int, tokens: int) -> None:
                 if not started:  # what earlier processes did: the meter counts from here
                     base.update(calls=calls, tokens=tokens, done=done, total=total)
-                    base["first_done"] = done
+                    base["first_done"], base["first_at"] = done, clock()
+                    base["at_done"] = base["first_at"]
                     _before_run(method, context, total - done, book)
                     started.append(True)
                 if done != base["done"]:
-                    base["busy_at_done"] = meter.busy_s
+                    base["at_done"] = clock()
                 base.update(total=total, done=done, rows_calls=calls, rows_tokens=tokens)
                 track(done, total, f"{score} {accuracy:.1%}")
 
             yield progress
         remember_pace(model, meter, method, context, base["done"] - base.get("first_done", 0))
-
-
-def fault_counts() -> Callable[[], str]:
-    """A function giving the provider's 429s, retries, failed calls and cut hangs since now.
-
-    Counted by the process's pacing as each request ends; only the counts above zero are
-    named ("" when none), so a run without faults shows nothing more.
-    """
-    from factdebate.tools.models.pacing import snapshot
-
-    start = snapshot()
-
-    def text() -> str:
-        now = snapshot()
-        counts = (
-            (now.rate_limited - start.rate_limited, "429s"),
-            (now.retried - start.retried, "retried"),
-            (now.failed_calls - start.failed_calls, "failed calls"),
-            (now.hangs_cut - start.hangs_cut, "hangs cut"),
-        )
-        return " · ".join(f"{n} {what}" for n, what in counts if n > 0)
-
-    return text
 
 
 @contextmanager

@@ -103,13 +103,18 @@ class MethodMeans:
 
     weight: float
     per_role: dict[str, dict[str, float]]
+    other_s: float = 0.0
+    """Wall seconds of an item spent outside model calls (loading, retrieval, scoring)."""
 
-    def add(self, per_role: Mapping[str, Mapping[str, float]], items: int) -> None:
-        """Fold in ``items`` items whose summed calls and tokens by role are ``per_role``."""
+    def add(
+        self, per_role: Mapping[str, Mapping[str, float]], items: int, other_s: float = 0.0
+    ) -> None:
+        """Fold in ``items`` items: their summed calls and tokens by role, and other seconds."""
         if items <= 0:
             return
         old = self.weight * math.pow(_decay(HALF_LIFE_ITEMS), items)
         total = old + items
+        self.other_s = (self.other_s * old + max(0.0, other_s)) / total
         mine, theirs = self.per_role, per_role
         self.per_role = {
             role: {
@@ -173,10 +178,16 @@ class PaceBook:
         pooled = (self.models.get(model) or {}).get(POOLED)
         return pooled is not None and pooled.per_token() is not None
 
-    def add_means(self, key: str, per_role: Mapping[str, Mapping[str, float]], items: int) -> None:
-        """Fold a run's calls and tokens by role over ``items`` items into ``key``'s means."""
+    def add_means(
+        self,
+        key: str,
+        per_role: Mapping[str, Mapping[str, float]],
+        items: int,
+        other_s: float = 0.0,
+    ) -> None:
+        """Fold a run of ``items`` items into ``key``'s means (``other_s``: outside calls)."""
         entry = self.methods.setdefault(key, MethodMeans(0.0, {}))
-        entry.add(per_role, items)
+        entry.add(per_role, items, other_s)
 
     def means(self, key: str) -> MethodMeans | None:
         """The per-item means learned for ``key`` (``means_key``), if a run left them."""
@@ -217,7 +228,10 @@ class PaceBook:
                     str(r): {k: float(u.get(k, 0.0)) for k in KEYS}
                     for r, u in entry["per_role"].items()
                 }
-                book.methods[str(key)] = MethodMeans(float(entry["weight"]), per_role)
+                other = float(entry.get("other_s", 0.0))
+                weight = float(entry["weight"])
+                if math.isfinite(other) and math.isfinite(weight):
+                    book.methods[str(key)] = MethodMeans(weight, per_role, max(0.0, other))
             except (TypeError, ValueError, KeyError, AttributeError):
                 continue
         return book

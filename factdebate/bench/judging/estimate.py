@@ -187,6 +187,7 @@ def learned_means(method: str, model: str, context: Mapping[str, Any]) -> dict[s
         "per_role": per_role,
         "by_stop_reason": {},
         "learned": True,
+        "other_s": learned.other_s,
     }
 
 
@@ -382,7 +383,7 @@ def estimate_run(
             reason: usage_and_usd(_scaled(roles, factor), models, prices, 1)
             for reason, roles in means["by_stop_reason"].items()
         },
-        **_timed(context, per_role, items * repeats),
+        **_timed(context, per_role, items * repeats, means.get("other_s", 0.0)),
     }
 
 
@@ -394,11 +395,16 @@ def run_model_of(context: Mapping[str, Any]) -> str:
 
 
 def _timed(
-    context: Mapping[str, Any], per_role: Mapping[str, Mapping[str, float]], items: int
+    context: Mapping[str, Any],
+    per_role: Mapping[str, Mapping[str, float]],
+    items: int,
+    other_s: float = 0.0,
 ) -> dict[str, Any]:
     """The run's expected seconds on its model at this machine's pace (none when unknown)."""
     model = run_model_of(context)
     per_item = run_seconds(model, per_role)
+    if per_item is not None:
+        per_item += float(other_s)
     if per_item is None:
         return {"seconds": None, "timed_model": model}
     return {"seconds": per_item * items, "timed_model": model}
