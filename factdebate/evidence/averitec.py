@@ -16,13 +16,15 @@ counts both). A run that names its items loads only those claims' files.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from factdebate.evidence.format import CallRecord, Document, EvidenceError, Snapshot, doc_hash
+from factdebate.evidence.reading import json_value, why
 from factdebate.evidence.store import project_version, register_loader
 from factdebate.tools.core.evidence_hook import normalise_query
 from factdebate.tools.core.files import open_regular
@@ -44,6 +46,7 @@ MAX_PASSAGES = 1500
 """Passages kept per claim; the pages after the claim reaches it are not read."""
 PASSAGE_CHARS = 800
 """Consecutive sentences are joined into passages of up to this many characters."""
+MAX_URL_CHARS = 8192
 _CLAIM_FILE = re.compile(r"^(\d{1,9})\.jsonl?$")
 
 
@@ -78,27 +81,37 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes | None]]:
             yield lineno, raw
 
 
+class Page(BaseModel):
+    """One knowledge-store line: the page's url and its sentences (other keys kept)."""
+
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True)
+
+    url: Annotated[str, Field(min_length=1, max_length=MAX_URL_CHARS)]
+    url2text: list[str]
+    claim_id: str | int | None = None
+
+
 def _page(raw: bytes, where: str, claim_id: str) -> tuple[str, list[str]]:
     """``(url, sentences)`` of one line, or ``EvidenceError`` naming ``where``."""
-    try:
-        page: Any = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise EvidenceError(f"{where}: not UTF-8 text ({exc.reason})") from None
-    except json.JSONDecodeError as exc:
-        raise EvidenceError(f"{where}: not a JSON line ({exc.msg})") from None
+    page: Any = json_value(raw, where, line=True)
     if not isinstance(page, dict):
         raise EvidenceError(f"{where}: a page must be a JSON object with url and url2text")
-    url, sentences = page.get("url"), page.get("url2text")
-    if not isinstance(url, str) or not url.strip():
+    if not isinstance(page.get("url"), str) or not page["url"].strip():
         raise EvidenceError(f"{where}: the page has no url")
-    if not isinstance(sentences, list) or not all(isinstance(s, str) for s in sentences):
-        raise EvidenceError(f"{where}: url2text must be a list of sentences (strings)")
-    held = page.get("claim_id")
+    try:
+        checked = Page.model_validate(page)
+    except ValidationError as exc:
+        if any(e["loc"][:1] == ("url2text",) for e in exc.errors()):
+            raise EvidenceError(
+                f"{where}: url2text must be a list of sentences (strings)"
+            ) from None
+        raise EvidenceError(f"{where}: {why(exc)}") from None
+    held = checked.claim_id
     if held is not None and str(held).strip() != claim_id:
         raise EvidenceError(
             f"{where}: claim_id {str(held)[:20]!r} does not match the file's claim {claim_id}"
         )
-    return url.strip(), sentences[:MAX_SENTENCES]
+    return checked.url.strip(), checked.url2text[:MAX_SENTENCES]
 
 
 def passages(sentences: list[str]) -> list[str]:
@@ -207,6 +220,7 @@ def load_knowledge_store(
                 docs=tuple(d.hash for d in pool),
                 scores=tuple(0.0 for _ in pool),
                 origin="snapshot",
+                dataset=DATASET,
             )
         )
     snapshot.info = {

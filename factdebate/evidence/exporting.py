@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -14,26 +13,19 @@ from factdebate.evidence.store import (
     open_snapshot,
     project_version,
     read_log,
+    run_facts,
     write_snapshot_file,
 )
 from factdebate.tools.core.files import check_target
 
-RUN_FILE = "run.json"
-MAX_RUN_FILE_BYTES = 16 * 1024 * 1024
 
-
-def _run_facts(folder: Path) -> dict[str, Any]:
-    """Method and dataset of a bench run folder (its ``run.json``), when it has one."""
-    path = folder / RUN_FILE
-    if not folder.is_dir() or not path.is_file() or path.stat().st_size > MAX_RUN_FILE_BYTES:
-        return {}
+def _inside(target: Path, source: Path) -> bool:
+    """Whether ``target`` lies in ``source`` (a run folder or log) or is ``source`` itself."""
     try:
-        run = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return {}
-    if not isinstance(run, dict):
-        return {}
-    return {"run": folder.name, "method": run.get("method"), "dataset": run.get("dataset")}
+        where, there = target.resolve(), source.resolve()
+    except OSError:
+        return False
+    return where == there or (there.is_dir() and where.is_relative_to(there))
 
 
 def export_snapshot(sources: Sequence[Path | str], out: Path | str) -> Snapshot:
@@ -49,11 +41,17 @@ def export_snapshot(sources: Sequence[Path | str], out: Path | str) -> Snapshot:
         raise EvidenceError("give at least one run folder or snapshot to export")
     target = Path(out).expanduser()
     check_target(target, "--out")
+    for source in sources:
+        if _inside(target, Path(source).expanduser()):
+            raise EvidenceError(
+                f"--out {target}: lies inside the source {source}; write the snapshot "
+                "outside the runs it reads"
+            )
     parts, runs = [], []
     for source in sources:
         path = Path(source).expanduser()
         parts.append(open_snapshot(path))
-        facts = _run_facts(path)
+        facts = run_facts(path)
         if facts:
             runs.append(facts)
     snapshot = merged(parts)

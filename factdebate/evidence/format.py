@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from factdebate.tools.core.errors import FactDebateError
@@ -61,7 +61,9 @@ class CallRecord:
     """One retrieval or search call: what was asked, for whom, and the documents in order.
 
     ``docs`` are content hashes in rank order, ``scores`` their scores; ``origin`` says
-    whether the live tool answered (``live``) or frozen evidence did (``snapshot``).
+    whether the live tool answered (``live``) or frozen evidence did (``snapshot``);
+    ``dataset`` is the dataset of the run that made it ("" when a log predates it: the
+    log's one dataset then).
     """
 
     item: str
@@ -78,11 +80,19 @@ class CallRecord:
     scores: tuple[float, ...]
     options: str = ""
     origin: str = "live"
+    dataset: str = ""
 
     def row(self) -> dict[str, Any]:
         """The call as a plain dict (lists for the document columns)."""
         out = asdict(self)
         out["docs"], out["scores"] = list(self.docs), list(self.scores)
+        return out
+
+    def hashed(self) -> dict[str, Any]:
+        """The fields the content hash covers (an empty ``dataset`` left out, as before it)."""
+        out = self.row()
+        if not out["dataset"]:
+            del out["dataset"]
         return out
 
 
@@ -106,7 +116,7 @@ class Snapshot:
         for key in sorted(self.documents):
             sha.update(key.encode("ascii") + b"\n")
         for call in self.calls:
-            line = json.dumps(call.row(), sort_keys=True, ensure_ascii=False, default=str)
+            line = json.dumps(call.hashed(), sort_keys=True, ensure_ascii=False, default=str)
             sha.update(line.encode("utf-8") + b"\n")
         return sha.hexdigest()
 
@@ -149,13 +159,26 @@ class Snapshot:
         }
 
 
+def dataset_of(call: CallRecord, info: dict[str, Any]) -> str:
+    """The dataset a call was made for: its own, else its log's one dataset ("" if unknown)."""
+    if call.dataset:
+        return call.dataset
+    held = [str(d) for d in info.get("datasets") or []]
+    return held[0] if len(held) == 1 else ""
+
+
 def merged(parts: list[Snapshot]) -> Snapshot:
-    """One snapshot holding every part's documents and calls (in the parts' order)."""
+    """One snapshot holding every part's documents and calls (in the parts' order).
+
+    Each call keeps the dataset its part was made for, so pools stay apart by dataset.
+    """
     out = Snapshot()
     datasets: list[str] = []
     for part in parts:
         out.documents.update(part.documents)
-        out.calls.extend(part.calls)
+        for call in part.calls:
+            dataset = dataset_of(call, part.info)
+            out.calls.append(call if call.dataset == dataset else replace(call, dataset=dataset))
         datasets += [d for d in part.info.get("datasets") or [] if d not in datasets]
     scopes = [s for s in SCOPES if all(s in (p.info.get("scopes") or SCOPES) for p in parts)]
     out.info = {"datasets": datasets, "scopes": scopes}

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from factdebate.evidence.format import CallRecord, Document, EvidenceError, Snapshot
-from factdebate.evidence.store import CARD, JOURNAL, MAX_PART_BYTES, read_log, write_log
+from factdebate.evidence.reading import MAX_PART_BYTES, journal_entry
+from factdebate.evidence.store import CARD, JOURNAL, read_log, write_log
 from factdebate.tools.core.evidence_hook import EvidenceCall, LiveAnswer
 from factdebate.tools.core.records import Evidence
 
@@ -42,6 +43,9 @@ class EvidenceLog:
     ) -> None:
         self.folder, self.keep = folder, keep
         self.snapshot = Snapshot(info=dict(info or {}))
+        held = [str(d) for d in self.snapshot.info.get("datasets") or []]
+        self.dataset = held[0] if len(held) == 1 else ""
+        """The dataset each logged call is made for ("" when the log names none)."""
         self._lock = threading.Lock()
         self._journal: IO[str] | None = None
         if folder is not None:
@@ -59,16 +63,13 @@ class EvidenceLog:
             raise EvidenceError(f"{path}: over {MAX_PART_BYTES} bytes")
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
-                entry = json.loads(line)
-                if "doc" in entry:
-                    doc = Document(**entry["doc"])
-                    self.snapshot.documents[doc.hash] = doc
-                else:
-                    call = entry["call"]
-                    call["docs"], call["scores"] = tuple(call["docs"]), tuple(call["scores"])
-                    self.snapshot.calls.append(CallRecord(**call))
-            except (ValueError, TypeError, KeyError):  # the line a crash cut short
+                entry = journal_entry(line)
+            except ValueError:  # the line a crash cut short, or one damaged: not taken back
                 continue
+            if isinstance(entry, Document):
+                self.snapshot.documents[entry.hash] = entry
+            else:
+                self.snapshot.calls.append(entry)
 
     def add(
         self,
@@ -102,6 +103,7 @@ class EvidenceLog:
             scores=tuple(float(d["score"]) for d in docs),
             options=options,
             origin=origin,
+            dataset=self.dataset,
         )
         with self._lock:
             lines = []

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
-from factdebate.evidence.format import SCOPES, CallRecord, Document, EvidenceError, Snapshot
+from factdebate.evidence.format import (
+    SCOPES,
+    CallRecord,
+    Document,
+    EvidenceError,
+    Snapshot,
+    dataset_of,
+)
 from factdebate.evidence.recording import EvidenceLog
 from factdebate.tools.core.evidence_hook import (
     EvidenceCall,
@@ -14,6 +20,7 @@ from factdebate.tools.core.evidence_hook import (
     LiveAnswer,
     normalise_query,
 )
+from factdebate.tools.core.json_text import parse_json
 from factdebate.tools.core.records import Evidence
 
 MISSES = ("stop", "live")
@@ -66,13 +73,18 @@ class Replayer:
     """The hook of a replayed run: every call answered from ``snapshot`` in ``scope``.
 
     ``exact``: the recorded documents of a call with the same tool, backend, normalised query
-    and k (one made for the same item first). ``claim``: the item's pool (the documents of
-    every call made for it, matched by item id, else by its text), ranked for the new query.
+    and k (one made for the same item of the same dataset first). ``claim``: the item's pool
+    (the documents of every call made for it, matched by dataset and item id, else by its
+    text), ranked for the new query: ids repeat across datasets, so a snapshot of two
+    datasets never serves one's passages to the other's items. ``dataset`` is the run's
+    ("": the snapshot's one dataset; with several, items are matched by their text only).
     A call it cannot answer stops the item (``EvidenceMissError``), or with ``miss="live"``
     runs the real tool. Every answer is logged in ``log``.
     """
 
-    def __init__(self, snapshot: Snapshot, scope: str, miss: str, log: EvidenceLog) -> None:
+    def __init__(
+        self, snapshot: Snapshot, scope: str, miss: str, log: EvidenceLog, dataset: str = ""
+    ) -> None:
         if scope not in SCOPES:
             raise EvidenceError(f"evidence_scope must be exact or claim, got {scope!r}")
         if miss not in MISSES:
@@ -84,8 +96,10 @@ class Replayer:
                 f"set evidence_scope={can[0]}"
             )
         self.snapshot, self.scope, self.miss, self.log = snapshot, scope, miss, log
+        held = [str(d) for d in snapshot.info.get("datasets") or []]
+        self.dataset = dataset or (held[0] if len(held) == 1 else "")
         self._exact: dict[tuple[str, str, str, int], list[CallRecord]] = {}
-        self._by_item: dict[str, list[str]] = {}
+        self._by_item: dict[tuple[str, str], list[str]] = {}
         self._by_claim: dict[str, list[str]] = {}
         encoders = (_option(c.options, "encoder") for c in snapshot.calls if c.tool == "rag")
         self._encoder = next((e for e in encoders if e), "")  # the recorded index's encoder
@@ -93,10 +107,17 @@ class Replayer:
             self._exact.setdefault(_key(call.tool, call.backend, call.query, call.k), []).append(
                 call
             )
-            for pool, key in ((self._by_item, call.item), (self._by_claim, _claim(call.claim))):
-                if key:
-                    held = pool.setdefault(key, [])
-                    held += [h for h in call.docs if h not in held]
+            if call.item:
+                self._pool(self._by_item, (dataset_of(call, snapshot.info), call.item), call)
+            if _claim(call.claim):
+                self._pool(self._by_claim, _claim(call.claim), call)
+
+    @staticmethod
+    def _pool(pools: dict[Any, list[str]], key: Any, call: CallRecord) -> None:
+        pool = pools.setdefault(key, [])
+        for doc in call.docs:
+            if doc not in pool:
+                pool.append(doc)
 
     def serve(self, call: EvidenceCall, live: Callable[[], LiveAnswer]) -> list[Evidence]:
         """The frozen answer to ``call`` (or the live one on a miss with ``miss="live"``)."""
@@ -116,14 +137,20 @@ class Replayer:
             held = self._exact.get(_key(call.tool, call.backend, call.query, call.k))
             if not held:
                 return None
-            same = [c for c in held if call.item and c.item == call.item]
+            same = [
+                c
+                for c in held
+                if call.item
+                and c.item == call.item
+                and dataset_of(c, self.snapshot.info) == self.dataset
+            ]
             chosen = (same or held)[0]
             docs = [
                 self.snapshot.documents[h].evidence(s)
                 for h, s in zip(chosen.docs, chosen.scores, strict=True)
             ]
             return docs, chosen.generation
-        hashes = self._by_item.get(call.item) if call.item else None
+        hashes = self._by_item.get((self.dataset, call.item)) if call.item else None
         if hashes is None:
             hashes = self._by_claim.get(_claim(call.claim))
         if hashes is None:
@@ -155,7 +182,7 @@ def _claim(text: str) -> str:
 
 def _option(options: str, name: str) -> str:
     try:
-        found: Any = json.loads(options) if options else {}
+        found: Any = parse_json(options) if options else {}
     except ValueError:
         return ""
     return str(found.get(name) or "") if isinstance(found, dict) else ""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
+import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Iterator
@@ -19,9 +22,14 @@ from factdebate.tools.core.evidence_hook import (
     EvidenceMissError,
     use_hook,
 )
+from factdebate.tools.core.home import data_home
 
 SERVED_OPEN = 8
 """Snapshots a server keeps open at once (the least recently used is closed first)."""
+SHOWN_ITEMS = 5
+"""Items named in the report's line on calls that went live."""
+MAX_WATCHED = 200_000
+"""Files whose state a served snapshot's fingerprint covers (a knowledge store's claims)."""
 
 
 @dataclass
@@ -32,18 +40,35 @@ class EvidenceRun:
     read: dict[str, Any] = field(default_factory=dict)
 
     def note(self) -> str:
-        """The report's line about frozen evidence ("" for a live run)."""
+        """The report's line about frozen evidence: how many calls it answered, which went live.
+
+        "" for a live run. A server's calls are read back from its transcripts, which do not
+        say which were answered live; with misses ``stop`` none were.
+        """
         if not self.read:
             return ""
-        where = (
-            f"snapshot {self.read['snapshot'][:12]}"
-            if self.read.get("snapshot")
-            else "opened on the server"
-        )
-        return (
+        on_server = not self.read.get("snapshot")
+        where = "opened on the server" if on_server else f"snapshot {self.read['snapshot'][:12]}"
+        head = (
             f"evidence replayed from {self.read['from']} ({where}, {self.read['scope']} scope, "
-            f"misses {self.read['miss']}): no live retrieval or search"
+            f"misses {self.read['miss']})"
         )
+        calls = self.log.snapshot.calls
+        if not calls:
+            return f"{head}: no call was answered from it (see the items' errors)"
+        if on_server:
+            live = "none went live" if self.read["miss"] == "stop" else "any miss went live"
+            return f"{head}: {len(calls)} calls read back from the server, {live}"
+        live_items = list(
+            dict.fromkeys(c.item or c.claim[:40] for c in calls if c.origin == "live")
+        )
+        frozen = len(calls) - sum(c.origin == "live" for c in calls)
+        if not live_items:
+            return f"{head}: {frozen} calls answered from it, no live retrieval or search"
+        shown = ", ".join(live_items[:SHOWN_ITEMS])
+        more = f" and {len(live_items) - SHOWN_ITEMS} more" if len(live_items) > SHOWN_ITEMS else ""
+        went = len(calls) - frozen
+        return f"{head}: {frozen} calls answered from it, {went} went live (items {shown}{more})"
 
 
 def settings_of(context: Any) -> tuple[str, str, str]:
@@ -90,7 +115,7 @@ def open_replay(
         return None
     snapshot = open_snapshot(source, items)
     check_dataset(snapshot, source, dataset)
-    Replayer(snapshot, scope, miss, EvidenceLog())  # the scope check, before any item runs
+    Replayer(snapshot, scope, miss, EvidenceLog(), dataset or "")  # scope checked, first
     read = {"from": source, "snapshot": snapshot.digest(), "scope": scope, "miss": miss}
     return snapshot, read
 
@@ -113,18 +138,23 @@ def evidence_session(
     """
     if replay is None:
         replay = open_replay(context, dataset)
+    folder = None if out_dir is None else Path(out_dir) / LOG_DIR
+    if folder is not None:
+        check_log_folder(folder)
+    if replay is None:  # live tools keep their indexes and caches in the home: made first
+        data_home()
     info: dict[str, Any] = {
         "project_version": project_version(),
         "datasets": [dataset] if dataset else [],
     }
     if replay is not None:
         info["read"] = replay[1]
-    log = EvidenceLog(None if out_dir is None else Path(out_dir) / LOG_DIR, info)
+    log = EvidenceLog(folder, info)
     run = EvidenceRun(log, replay[1] if replay is not None else {})
     hook: EvidenceHook = Recorder(log)
     if replay is not None:
         _, scope, miss = settings_of(context)
-        hook = Replayer(replay[0], scope, miss, log)
+        hook = Replayer(replay[0], scope, miss, log, dataset or "")
     try:
         with use_hook(hook):
             yield run
@@ -132,19 +162,22 @@ def evidence_session(
         log.close()
 
 
-_served: OrderedDict[tuple[str, str, str, int], Replayer] = OrderedDict()
+_served: OrderedDict[tuple[str, str, str, str], Replayer] = OrderedDict()
 _served_lock = threading.Lock()
 
 
 def served_hook(source: str, scope: str, miss: str) -> EvidenceHook:
     """The frozen evidence a server's run names, opened once (again when its file changes).
 
+    The cache keys on a fingerprint of every file the source holds (size, times, inode), so
+    an edit inside a folder is seen, not only one that touches the folder itself.
+
     Raises:
         EvidenceMissError: the source cannot be read as evidence, or not in ``scope``: the
             run stops with that line rather than reach a verdict without its evidence.
     """
     try:
-        key = (source, scope, miss, Path(source).stat().st_mtime_ns)
+        key = (source, scope, miss, fingerprint(Path(source)))
         with _served_lock:
             if key in _served:
                 _served.move_to_end(key)
@@ -156,3 +189,58 @@ def served_hook(source: str, scope: str, miss: str) -> EvidenceHook:
             return replayer
     except (OSError, EvidenceError) as exc:
         raise EvidenceMissError(f"frozen evidence {source}: {exc}") from None
+
+
+def fingerprint(path: Path) -> str:
+    """A hash of the state of ``path`` and every file under it (sizes, times, inodes).
+
+    Raises:
+        OSError: ``path`` cannot be read. EvidenceError: it holds over ``MAX_WATCHED`` files.
+    """
+    sha = hashlib.sha256()
+    pending = [path]
+    seen = 0
+    while pending:
+        where = pending.pop()
+        info = os.stat(where, follow_symlinks=where == path)
+        sha.update(
+            f"{where}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ctime_ns}\0{info.st_ino}"
+            "\n".encode("utf-8", "surrogateescape")
+        )
+        seen += 1
+        if seen > MAX_WATCHED:
+            raise EvidenceError(f"{path}: holds over {MAX_WATCHED} files")
+        if stat.S_ISDIR(info.st_mode):
+            pending.extend(sorted((Path(e.path) for e in os.scandir(where)), reverse=True))
+    return sha.hexdigest()
+
+
+def check_log_folder(folder: Path) -> None:
+    """Refuse an evidence log folder that cannot be one, before any call is made.
+
+    ``folder`` and each of its existing parents must be folders (not a device, a FIFO or a
+    file: ``--evidence-log /dev/null`` would throw every paid answer away), and the nearest
+    existing one writable.
+
+    Raises:
+        EvidenceError: one line naming the path and why.
+    """
+    where = folder
+    while True:
+        try:
+            mode = os.stat(where).st_mode
+        except (FileNotFoundError, NotADirectoryError):  # a part above it is checked next
+            if where.parent == where:
+                break
+            where = where.parent
+            continue
+        except OSError as exc:
+            raise EvidenceError(f"evidence log {folder}: {exc.strerror or exc}") from None
+        if not stat.S_ISDIR(mode):
+            kind = "a file" if stat.S_ISREG(mode) else "a device or a pipe"
+            raise EvidenceError(
+                f"evidence log {folder}: {where} is {kind}, not a folder: give a folder"
+            )
+        if not os.access(where, os.W_OK | os.X_OK):
+            raise EvidenceError(f"evidence log {folder}: {where} is not writable")
+        break

@@ -19,18 +19,43 @@ from factdebate.evidence.format import (
     Snapshot,
     merged,
 )
+from factdebate.evidence.reading import (
+    MAX_CARD_BYTES,
+    MAX_PART_BYTES,
+    call_rows,
+    document_rows,
+    json_value,
+    read_card,
+    zip_members,
+)
 from factdebate.tools.core.files import read_bounded_bytes, write_atomic
 
 LOG_DIR = "evidence"
 """A run folder's evidence log: ``OUT/evidence/``."""
 CALLS, DOCUMENTS, CARD = "calls.parquet", "documents.parquet", "evidence.json"
+RUN_FILE = "run.json"
+MAX_RUN_FILE_BYTES = 16 * 1024 * 1024
 JOURNAL = "journal.jsonl"
 """A running run's calls, one JSON line each, until its log is compacted."""
-MAX_PART_BYTES = 4 * 1024**3  # one table of a log or snapshot (a large run's documents)
-MAX_CARD_BYTES = 1024 * 1024
 Loader = tuple[Callable[[Path], bool], Callable[[Path, Collection[str] | None], Snapshot]]
 LOADERS: list[Loader] = []
 """Other layouts that load as a snapshot, as ``(looks_like, load)``: a knowledge store."""
+
+
+def run_facts(folder: Path) -> dict[str, Any]:
+    """Method and dataset of a bench run folder (its ``run.json``), when it has a readable one."""
+    path = folder / RUN_FILE
+    if not folder.is_dir() or not path.is_file():
+        return {}
+    try:
+        raw = read_bounded_bytes(path, MAX_RUN_FILE_BYTES, "run file", EvidenceError)
+        run = json_value(raw, str(path))
+    except EvidenceError:
+        return {}
+    if not isinstance(run, dict):
+        return {}
+    facts = {k: run[k] if isinstance(run.get(k), str) else None for k in ("method", "dataset")}
+    return {"run": folder.name, **facts}
 
 
 def register_loader(
@@ -68,6 +93,7 @@ def _call_table(calls: list[CallRecord]) -> Any:
             ("scores", pa.list_(pa.float64())),
             ("options", text),
             ("origin", text),
+            ("dataset", text),
         ]
     )
     rows = [c.row() for c in calls]
@@ -130,80 +156,28 @@ def write_snapshot_file(path: Path, snapshot: Snapshot) -> Path:
     return path
 
 
-def _card(raw: bytes, where: str) -> dict[str, Any]:
-    """The card's facts, refusing one that is not ours or comes from a newer version."""
-    try:
-        card = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise EvidenceError(f"{where}: {CARD} is not JSON ({exc})") from exc
-    if not isinstance(card, dict) or card.get("kind") != KIND:
-        raise EvidenceError(f"{where}: not a factdebate evidence snapshot")
-    version = card.get("format")
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise EvidenceError(f"{where}: its format version is missing")
-    if version > FORMAT:
-        raise EvidenceError(
-            f"{where}: written in evidence format {version} by a newer factdebate; this one "
-            f"reads up to format {FORMAT}: upgrade factdebate"
-        )
-    return card
-
-
-def _rows(raw: bytes, name: str, where: str, columns: tuple[str, ...]) -> list[dict[str, Any]]:
-    """The rows of one Parquet table, refusing a damaged file or missing columns."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        table = pq.read_table(io.BytesIO(raw))
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        reason = " ".join(str(exc).split())[:200]
-        raise EvidenceError(f"{where}: {name} is not a readable Parquet table ({reason})") from exc
-    missing = [c for c in columns if c not in table.column_names]
-    if missing:
-        raise EvidenceError(f"{where}: {name} lacks the column(s) {', '.join(missing)}")
-    rows: list[dict[str, Any]] = table.select(list(columns)).to_pylist()
-    return rows
-
-
-def _texts(row: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
-    return ["" if row[k] is None else str(row[k]) for k in keys]
-
-
 def from_parts(parts: dict[str, bytes], where: str) -> Snapshot:
-    """A snapshot from the three files' bytes, checked (hashes, references, version).
+    """A snapshot from the three files' bytes, checked (types, bounds, hashes, version).
 
     Raises:
-        EvidenceError: a file is missing, damaged, from a newer version, or altered.
+        EvidenceError: a file is missing, damaged, from a newer version, or altered (one
+            line naming the file and the row, column or field).
     """
     for name in (CARD, CALLS, DOCUMENTS):
         if name not in parts:
             raise EvidenceError(f"{where}: not an evidence snapshot (no {name})")
-    card = _card(parts[CARD], where)
-    doc_keys = ("hash", "id", "title", "text", "url", "source")
-    documents = {}
-    for row in _rows(parts[DOCUMENTS], DOCUMENTS, where, doc_keys):
-        doc = Document(*_texts(row, doc_keys))
-        documents[doc.hash] = doc
-    text_keys = ("item", "claim", "agent", "tool", "backend", "query", "collection", "generation")
-    columns = (*text_keys, "time", "k", "docs", "scores", "options", "origin")
-    calls = []
-    for row in _rows(parts[CALLS], CALLS, where, columns):
-        texts = dict(zip(text_keys, _texts(row, text_keys), strict=True))
-        calls.append(
-            CallRecord(
-                **texts,
-                k=int(row["k"] or 0),
-                time=str(row["time"] or ""),
-                docs=tuple(str(h) for h in row["docs"] or ()),
-                scores=tuple(float(s) for s in row["scores"] or ()),
-                options=str(row["options"] or ""),
-                origin=str(row["origin"] or "live"),
-            )
-        )
-    info = {k: v for k, v in card.items() if k not in ("calls", "documents", "digest")}
+    card = read_card(parts[CARD], where)
+    documents = {doc.hash: doc for doc in document_rows(parts[DOCUMENTS], where)}
+    calls = call_rows(parts[CALLS], where)
+    facts = card.model_dump(exclude_unset=True)
+    info = {k: v for k, v in facts.items() if k not in ("calls", "documents", "digest")}
     snapshot = Snapshot(documents, calls, info)
     snapshot.check(where)
+    if card.digest is not None and card.digest != snapshot.digest():
+        raise EvidenceError(
+            f"{where}: its tables' content hash {snapshot.digest()[:12]} is not the one its "
+            f"{CARD} names ({card.digest[:12]}): the evidence was altered or damaged"
+        )
     return snapshot
 
 
@@ -220,23 +194,8 @@ def read_log(folder: Path) -> Snapshot:
 
 def read_snapshot_file(path: Path) -> Snapshot:
     """An exported snapshot file as a snapshot (sizes bounded before anything is unpacked)."""
-    where = str(path)
-    try:
-        with zipfile.ZipFile(path) as archive:
-            parts = {}
-            for info in archive.infolist():
-                if info.filename not in (CARD, CALLS, DOCUMENTS):
-                    continue
-                limit = MAX_CARD_BYTES if info.filename == CARD else MAX_PART_BYTES
-                if info.file_size > limit:
-                    raise EvidenceError(f"{where}: {info.filename} is over {limit} bytes")
-                parts[info.filename] = archive.read(info)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as exc:
-        reason = " ".join(str(exc).split())[:160]
-        raise EvidenceError(
-            f"{where}: not an evidence snapshot file, or a truncated one ({reason})"
-        ) from exc
-    return from_parts(parts, where)
+    limits = {CARD: MAX_CARD_BYTES, CALLS: MAX_PART_BYTES, DOCUMENTS: MAX_PART_BYTES}
+    return from_parts(zip_members(path, limits), str(path))
 
 
 def open_snapshot(path: Path | str, items: Collection[str] | None = None) -> Snapshot:
@@ -266,6 +225,13 @@ def open_snapshot(path: Path | str, items: Collection[str] | None = None) -> Sna
             raise EvidenceError(
                 f"{where}: its run was interrupted and its evidence is still a journal: run the "
                 "same command again to finish it (the journal is folded in at the end)"
+            )
+        facts = run_facts(where)
+        if facts and (where / "results.jsonl").is_file():
+            raise EvidenceError(
+                f"{where}: its run ({facts.get('method') or 'its method'}) made no retrieval or "
+                "search call: the method reads the evidence the dataset supplies, so there is "
+                "no frozen evidence to export or replay"
             )
         raise EvidenceError(
             f"{where}: holds no evidence log ({LOG_DIR}/{CARD}): run the benchmark first, or "

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from factdebate.tools.core.evidence_hook import normalise_query
 from factdebate.tools.core.home import home_dir
+from factdebate.tools.core.json_text import parse_json
 from factdebate.tools.core.records import Evidence
 from factdebate.tools.core.secrets import redact
 
@@ -30,7 +31,9 @@ BUSY_S = 10.0
 """How long one process waits for another's write before it searches live instead, seconds."""
 CACHED_BACKENDS = frozenset({"tavily", "serper", "openalex"})
 """Backends whose answers cost money or rate limit; the offline BM25 stand-in is never cached."""
-CacheStatus = Literal["hit", "miss", "off"]
+CacheStatus = Literal["hit", "miss", "off", "damaged"]
+MAX_ENTRY_CHARS = 64 * 1024**2
+"""A stored answer longer than this is damaged, not read (answers are a few kilobytes)."""
 
 _TABLE = """
 CREATE TABLE IF NOT EXISTS searches (
@@ -72,12 +75,19 @@ class CacheTally:
     hits: int = 0
     misses: int = 0
     live: int = 0
+    damaged: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def count(self, status: CacheStatus) -> None:
-        """Count one search: a hit (no call made), a miss (a call made and stored) or off."""
+        """Count one search: a hit (no call made), a miss (a call made and stored) or off.
+
+        ``damaged`` counts a stored entry that could not be read (the search then goes live
+        and is counted as a miss too).
+        """
         with self._lock:
-            if status == "hit":
+            if status == "damaged":
+                self.damaged += 1
+            elif status == "hit":
                 self.hits += 1
             else:
                 self.live += 1
@@ -85,21 +95,27 @@ class CacheTally:
                     self.misses += 1
 
     def summary(self) -> dict[str, int]:
-        """``{"hits", "misses", "live_calls", "calls_saved"}`` (a hit is a paid call saved)."""
+        """``{"hits", "misses", "live_calls", "calls_saved"}``, and ``damaged`` when any was."""
         with self._lock:
-            return {
+            found = {
                 "hits": self.hits,
                 "misses": self.misses,
                 "live_calls": self.live,
                 "calls_saved": self.hits,
             }
+            if self.damaged:
+                found["damaged"] = self.damaged
+            return found
 
 
 def describe(summary: Mapping[str, int]) -> str:
     """One line of a tally's summary: live calls made, and the paid calls the cache saved."""
+    damaged = summary.get("damaged", 0)
+    ignored = f"; {damaged} damaged cache entries ignored (searched live)" if damaged else ""
     return (
         f"web searches: {summary.get('live_calls', 0)} live calls, {summary.get('hits', 0)} "
         f"answered from the search cache ({summary.get('calls_saved', 0)} paid calls saved)"
+        f"{ignored}"
     )
 
 
@@ -135,10 +151,12 @@ def _warn_once(path: Path, exc: BaseException) -> None:
     log.warning("search cache %s unusable, searching live: %s", path, text)
 
 
-def _docs(raw: str) -> list[Evidence] | None:
+def _docs(raw: object) -> list[Evidence] | None:
     """The stored documents, or None when the entry is not a list of evidence records."""
+    if not isinstance(raw, str) or len(raw) > MAX_ENTRY_CHARS:
+        return None
     try:
-        data = json.loads(raw)
+        data = parse_json(raw)  # nested too deeply is one more damaged entry
     except ValueError:
         return None
     if not isinstance(data, list):
@@ -148,18 +166,33 @@ def _docs(raw: str) -> list[Evidence] | None:
         if not isinstance(doc, dict):
             return None
         try:
+            fields = [doc["id"], doc["title"], doc["text"], doc["source"]]
+            score = doc["score"]
+            if not all(isinstance(f, str) for f in fields) or isinstance(score, bool):
+                return None
             found.append(
                 Evidence(
-                    id=str(doc["id"]),
-                    title=str(doc["title"]),
-                    text=str(doc["text"]),
-                    source=str(doc["source"]),
-                    score=float(doc["score"]),
+                    id=fields[0],
+                    title=fields[1],
+                    text=fields[2],
+                    source=fields[3],
+                    score=float(score),
                 )
             )
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):
             return None
     return found
+
+
+def _fresh(stored_at: object, at: float, ttl_s: float) -> bool:
+    """Whether an entry stored at ``stored_at`` still answers (a damaged time: it does not)."""
+    if not isinstance(stored_at, int | float) or isinstance(stored_at, bool):
+        return False
+    return 0 <= at - stored_at < ttl_s
+
+
+class DamagedEntry(Exception):
+    """A stored entry that cannot be read: ignored, counted, and the search goes live."""
 
 
 class SearchCache:
@@ -194,8 +227,14 @@ class SearchCache:
             conn.close()
 
     def get(self, key: str) -> list[Evidence] | None:
-        """The documents stored under ``key`` within the time to live, or None."""
+        """The documents stored under ``key`` within the time to live, or None.
+
+        Raises:
+            DamagedEntry: an entry is there but cannot be read (it is left for the live
+                answer to replace).
+        """
         at = now()
+        damaged = False
         with self._connect() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -203,7 +242,8 @@ class SearchCache:
                     "SELECT stored_at, docs FROM searches WHERE key = ?", (key,)
                 ).fetchone()
                 docs = None if row is None else _docs(row[1])
-                if row is not None and (docs is None or not 0 <= at - row[0] < self.ttl_s):
+                damaged = row is not None and docs is None
+                if row is not None and docs is not None and not _fresh(row[0], at, self.ttl_s):
                     conn.execute("DELETE FROM searches WHERE key = ?", (key,))
                     docs = None
                 elif docs is not None:
@@ -212,6 +252,8 @@ class SearchCache:
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+        if damaged:
+            raise DamagedEntry(f"the entry {key[:12]} is damaged")
         return docs
 
     def put(self, key: str, backend: str, query: str, k: int, docs: list[Evidence]) -> None:
@@ -299,6 +341,10 @@ def cached_search(
     key = search_key(name, query, k, opts)
     try:
         found = cache.get(key)
+    except DamagedEntry as exc:
+        _warn_once(cache.path, exc)
+        _note("damaged")
+        found = None
     except (sqlite3.Error, OSError) as exc:
         _warn_once(cache.path, exc)
         found = None
