@@ -469,9 +469,12 @@ def bench_progress(
     base: dict[str, Any] = {"calls": 0, "tokens": 0, "done": 0, "total": 0}
     started: list[bool] = []
     with metering(clock, model, book) as meter:
+        faults = fault_counts()
 
         def live() -> str:
-            return _live_counts(meter, base, item, clock) if started else ""
+            if not started:
+                return ""
+            return " · ".join(p for p in (_live_counts(meter, base, item, clock), faults()) if p)
 
         with track_progress(label, every, live=live) as track:
 
@@ -489,6 +492,29 @@ def bench_progress(
 
             yield progress
         remember_pace(model, meter, method, context, base["done"] - base.get("first_done", 0))
+
+
+def fault_counts() -> Callable[[], str]:
+    """A function giving the provider's 429s, retries, failed calls and cut hangs since now.
+
+    Counted by the process's pacing as each request ends; only the counts above zero are
+    named ("" when none), so a run without faults shows nothing more.
+    """
+    from factdebate.tools.models.pacing import snapshot
+
+    start = snapshot()
+
+    def text() -> str:
+        now = snapshot()
+        counts = (
+            (now.rate_limited - start.rate_limited, "429s"),
+            (now.retried - start.retried, "retried"),
+            (now.failed_calls - start.failed_calls, "failed calls"),
+            (now.hangs_cut - start.hangs_cut, "hangs cut"),
+        )
+        return " · ".join(f"{n} {what}" for n, what in counts if n > 0)
+
+    return text
 
 
 @contextmanager
