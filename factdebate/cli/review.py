@@ -338,14 +338,22 @@ def review_queue(
 
 def server_queue(url: str, run_id: str, approve_all: bool) -> None:
     """Decide the threads of bench run ``run_id`` waiting for review on the server ``url``."""
-    from factdebate.review.server_queue import adecide, alist_queue
+    from factdebate.review.server_queue import adecide, aended, alist_queue
 
     try:
         waiting = asyncio.run(alist_queue(url, run_id))
+        ended = asyncio.run(aended(url, run_id))
     except FactDebateError as exc:
         fail(str(exc))
     except Exception as exc:  # the SDK's HTTP or connection error: one line
         fail(f"server {url}: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
+    for entry in ended:  # never decided, and no longer waiting: said, not left pending
+        out.print(
+            f"{entry['item']}: ended without a decision on {url} (thread {entry['thread']}, "
+            f"{entry['status']}); run the item again to review it",
+            markup=False,
+            soft_wrap=True,
+        )
     if not waiting:
         out.print(f"run {run_id}: nothing awaits review on {url}", markup=False, soft_wrap=True)
         return

@@ -110,6 +110,32 @@ async def alist_queue(url: str, run_id: str) -> list[dict[str, Any]]:
         offset += PAGE
 
 
+async def aended(url: str, run_id: str) -> list[dict[str, Any]]:
+    """The run's own threads that wait for no review and hold no decision, by item id.
+
+    A thread whose run failed, or whose review ended some other way (a server without
+    factdebate's middleware took new input on it), is no longer in the queue: each entry
+    (``thread``, ``item``, ``status``) says so instead of leaving the item pending forever.
+    """
+    client = _client(url)
+    found: list[dict[str, Any]] = []
+    for status in ("idle", "error"):
+        offset = 0
+        while True:
+            page = await client.threads.search(
+                metadata={QUEUE_RUN: run_id}, status=status, limit=PAGE, offset=offset
+            )
+            for thread in page:
+                review = (thread.get("values") or {}).get("review") or {}
+                if own_thread(thread, run_id) and review.get("status") not in DECIDED:
+                    item = str((thread.get("metadata") or {}).get(QUEUE_ITEM))
+                    found.append({"thread": thread["thread_id"], "item": item, "status": status})
+            if len(page) < PAGE:
+                break
+            offset += PAGE
+    return sorted(found, key=lambda entry: entry["item"])
+
+
 async def adecided(url: str, run_id: str) -> dict[str, dict[str, Any]]:
     """The values of bench run ``run_id``'s threads whose review is decided, by item id.
 
@@ -181,6 +207,7 @@ async def adecide(url: str, thread: str, decision: dict[str, Any]) -> dict[str, 
 __all__ = [
     "adecide",
     "adecided",
+    "aended",
     "alist_queue",
     "queue_metadata",
     "queue_thread_id",

@@ -211,3 +211,32 @@ async def test_a_bench_run_reads_decisions_only_from_its_own_threads_decided_by_
     found = await adecided(url, run_id)
     assert sorted(found) == ["0"], (sorted(found), written.status_code)
     assert found["0"]["review"]["by"] == "rita"
+
+
+def test_the_review_command_decides_with_a_reviewers_key_and_reports_an_ended_item(
+    served, monkeypatch: pytest.MonkeyPatch
+):
+    from typer.testing import CliRunner
+
+    from factdebate.cli import app
+    from factdebate.review.server_queue import QUEUE_ITEM, QUEUE_RUN, queue_thread_id
+
+    alice = _as(served, "alice")
+    run_id = "run-cli-check"
+    for item, settings in (("5", {"model": "scripted-server"}), ("6", SETTINGS)):
+        thread = queue_thread_id(run_id, item)
+        metadata = {QUEUE_RUN: run_id, QUEUE_ITEM: item}
+        alice.post("/threads", json={"thread_id": thread, "metadata": metadata})
+        out = alice.post(
+            f"/threads/{thread}/runs/wait",
+            json={"assistant_id": "tool-mad", "input": {"claim": CLAIM}, "context": settings},
+        )
+        assert out.status_code == 200, out.text[:300]
+    url, keys = served
+    monkeypatch.setenv("LANGGRAPH_API_KEY", keys["rita"])  # the SDK's client sends it
+    shown = CliRunner().invoke(app, ["review", "--server", url, "--run", run_id], input="a\n\n")
+    assert shown.exit_code == 0, shown.output
+    assert "5: ended without a decision" in shown.output
+    assert "1 of 1 reviewed" in shown.output
+    state = _as(served, "ops").get(f"/threads/{queue_thread_id(run_id, '6')}/state").json()
+    assert state["values"]["review"]["by"] == "rita"
