@@ -54,6 +54,8 @@ def print_result(result: dict[str, Any]) -> None:
             f"{decided_by.get('detail', '')}",
             markup=False,
         )
+    if screen := result.get("screen"):  # an escalation: what the screen read and why
+        out.print(f"screen: {screen.get('detail', '')}", markup=False)
     if result.get("justification"):
         from factdebate.pages.debate import reasoning  # no lead-in left dangling ("Scores:")
 

@@ -35,6 +35,7 @@ STOP_REASONS = {
     "scored": "every claim was judged and the answer scored",
     "no_claims": "no checkable claim was found in the answer",
     "error": "the run failed",
+    "screen_agreed": "the screen's answers agreed, so no debate was needed (an escalation)",
 }
 # Turns of these agents are shown beside the rounds, not as one of the debaters' columns.
 _NOT_DEBATERS = {"moderator", "aggregator"}
@@ -314,6 +315,21 @@ def _shown_settings(settings: Mapping[str, Any]) -> dict[str, str]:
     return {k: redact(str(v)) for k, v in sorted(settings.items()) if not k.startswith("_")}
 
 
+def screen_view(screen: object) -> dict[str, Any] | None:
+    """An escalation's screen as the page shows it: its labels, agreement and what followed."""
+    if not isinstance(screen, Mapping):
+        return None
+    return {
+        "labels": [label or "unreadable" for label in screen.get("labels") or []],
+        "agreement": float(screen.get("agreement") or 0.0),
+        "share": float(screen.get("share") or 0.0),
+        "escalated": bool(screen.get("escalated")),
+        "reason": str(screen.get("reason") or ""),
+        "detail": str(screen.get("detail") or ""),
+        "model": str(screen.get("model") or ""),
+    }
+
+
 def page_context(
     result: Mapping[str, Any],
     text: str,
@@ -355,6 +371,7 @@ def page_context(
         "answers": result.get("answers"),
         "justification": reasoning(result.get("justification")),
         "provenance": provenance(result),
+        "screen": screen_view(result.get("screen")),  # escalation methods
         "review": result.get("review"),  # a person's approval or overruling (nodes/review.py)
         "replay": result.get("replay"),  # the stored debate this one was forked from
         "stop_reason": result.get("stop_reason"),
