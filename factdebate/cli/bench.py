@@ -186,6 +186,11 @@ def bench(
 
         if not runs:
             fail("--compare needs one or more RUN_DIR arguments")
+        from factdebate.tools.core.files import lies_inside
+
+        for run in runs:  # the page would overwrite the run's own report
+            if html is not None and lies_inside(html, run):
+                fail(f"--html {html}: lies inside the run {run}; write the page outside the runs")
         try:
             print_markdown(
                 compare_runs(list(runs or []), prices=prices, skip_bad_rows=skip_bad_rows)

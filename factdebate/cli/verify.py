@@ -106,10 +106,15 @@ def verify(
             f"[bold]Claim:[/bold] {escape(run.claim)}  [dim](method {method}, model "
             f"{escape(redact(str(run.context.model)))})[/dim]"
         )
-        if run.context.evidence_from:  # the reader knows no tool ran
+        if run.context.evidence_from:  # the reader knows whether a tool may run
+            misses = (
+                "a call it does not hold goes live"
+                if run.context.evidence_miss == "live"
+                else "no live retrieval or search"
+            )
             out.print(
                 f"[dim]evidence replayed from {escape(run.context.evidence_from)} "
-                f"({run.context.evidence_scope} scope): no live retrieval or search[/dim]"
+                f"({run.context.evidence_scope} scope): {misses}[/dim]"
             )
     started = time.perf_counter()
     try:

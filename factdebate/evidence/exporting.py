@@ -16,16 +16,7 @@ from factdebate.evidence.store import (
     run_facts,
     write_snapshot_file,
 )
-from factdebate.tools.core.files import check_target
-
-
-def _inside(target: Path, source: Path) -> bool:
-    """Whether ``target`` lies in ``source`` (a run folder or log) or is ``source`` itself."""
-    try:
-        where, there = target.resolve(), source.resolve()
-    except OSError:
-        return False
-    return where == there or (there.is_dir() and where.is_relative_to(there))
+from factdebate.tools.core.files import check_target, lies_inside
 
 
 def export_snapshot(sources: Sequence[Path | str], out: Path | str) -> Snapshot:
@@ -42,7 +33,7 @@ def export_snapshot(sources: Sequence[Path | str], out: Path | str) -> Snapshot:
     target = Path(out).expanduser()
     check_target(target, "--out")
     for source in sources:
-        if _inside(target, Path(source).expanduser()):
+        if lies_inside(target, Path(source).expanduser()):
             raise EvidenceError(
                 f"--out {target}: lies inside the source {source}; write the snapshot "
                 "outside the runs it reads"

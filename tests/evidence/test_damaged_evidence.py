@@ -389,3 +389,28 @@ def test_a_run_whose_method_reads_no_retrieval_says_so(tmp_path: Path) -> None:
     assert done.exit_code == 2
     assert "its run (cot) made no retrieval or search call" in done.output
     assert "run the benchmark first" not in done.output
+
+
+def test_a_comparison_page_inside_a_run_is_refused(tmp_path: Path) -> None:
+    run = log_run(tmp_path / "run")
+    (run / "report.html").write_text("the run's own report")
+    done = runner.invoke(app, ["bench", "--compare", str(run), "--html", str(run / "report.html")])
+    assert done.exit_code == 2 and "lies inside the run" in done.output, done.output
+    assert (run / "report.html").read_text() == "the run's own report"
+
+
+def test_a_home_that_cannot_be_made_stops_the_run_before_any_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from factdebate.evidence import evidence_session
+    from factdebate.tools.core.home import HomeError
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    monkeypatch.setenv("FACTDEBATE_HOME", str(blocker / "home"))
+    with (
+        pytest.raises(HomeError, match="cannot create the data home"),
+        evidence_session({}, tmp_path / "run"),
+    ):
+        raise AssertionError("the run must not start")
+    assert not (tmp_path / "run").exists()

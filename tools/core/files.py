@@ -45,6 +45,18 @@ def check_target(path: Path, what: str = "output") -> None:
         raise OutputTargetError(f"{what} {path}: is not a regular file (a device or a pipe)")
 
 
+def lies_inside(target: Path, folder: Path) -> bool:
+    """Whether ``target`` is ``folder`` or lies under it (links resolved; False if unknowable).
+
+    An output inside the folder a command reads (a run, a log) would overwrite what it reads.
+    """
+    try:
+        where, there = Path(target).resolve(), Path(folder).resolve()
+    except (OSError, RuntimeError):
+        return False
+    return where == there or (there.is_dir() and where.is_relative_to(there))
+
+
 def _new_temp(folder: Path, name: str) -> Path:
     """Create an empty temp file in ``folder`` with ``FILE_MODE`` less the umask."""
     for _ in range(100):
