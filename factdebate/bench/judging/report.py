@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+from factdebate.bench.judging.bill import bill_lines, coverage_lines
 from factdebate.bench.judging.comparing import (
     gold_macro,
     pair_tests,
@@ -294,7 +295,7 @@ def _label_lines(metrics: dict[str, Any]) -> list[str]:
         f"{metrics.get('out_of_labels', 0)} | {metrics['failed']} | "
         f"{metrics['items_with_errors']} | {metrics['mean_rounds']:.2f} |",
         "",
-        *_coverage_lines(metrics),
+        *coverage_lines(metrics),
         *_macro_lines(metrics),
         *_majority_lines(metrics),
         "## Per class",
@@ -317,22 +318,6 @@ def _label_lines(metrics: dict[str, Any]) -> list[str]:
         ),
         "",
         "![confusion matrix](confusion.png)",
-        "",
-    ]
-
-
-def _coverage_lines(metrics: Mapping[str, Any]) -> list[str]:
-    """How many items were answered: the scores are over those, a failed item is not wrong."""
-    if "coverage" not in metrics:  # a run scored before coverage was recorded
-        return []
-    n, answered = int(metrics["n"]), int(metrics["answered"])
-    line = f"Coverage {_pct(metrics['coverage'])}%: {answered} of {n} items answered"
-    if answered == n:
-        return [f"{line}.", ""]
-    return [
-        f"{line}; the scores are over those {answered}. {n - answered} failed (their model calls "
-        "brought no reply, or their run raised): a fault, not a wrong answer; the same command "
-        "retries them.",
         "",
     ]
 
@@ -373,7 +358,7 @@ def _answer_lines(metrics: dict[str, Any]) -> list[str]:
         f"{_pct(metrics['recall'])} | {_pct(metrics['f1'])} | {metrics['unanswered']} | "
         f"{metrics['failed']} | {metrics['items_with_errors']} | {metrics['mean_rounds']:.2f} |",
         "",
-        *_coverage_lines(metrics),
+        *coverage_lines(metrics),
         "Strict EM: every gold answer found and no misinformation answer given. Precision: "
         "share of predicted answers that are correct; recall: share of gold answers found "
         "(means over items).",
@@ -458,35 +443,6 @@ def _repeat_lines(metrics: dict[str, Any]) -> list[str]:
     ]
 
 
-def _bill_lines(cost: Mapping[str, Any], run: Mapping[str, Any]) -> list[str]:
-    """Attempts retried apart from the calls, calls no row holds, and the items a rerun retried."""
-    lines = []
-    if cost.get("rejected"):
-        lines.append(
-            f"{cost['rejected']} more requests were refused or failed and then retried (429s, "
-            "5xx, cut hangs): sent to the provider, not counted as calls."
-        )
-    outside = run.get("outside_rows") or {}
-    if outside.get("cut_off_requests"):
-        lines.append(
-            f"The totals include {outside['cut_off_requests']} requests sent for "
-            f"{outside['cut_off_items']} items cut off before their row was written (a kill; "
-            "from the call journal, calls.jsonl)."
-        )
-    if outside.get("retried_rows"):
-        lines.append(
-            f"The totals include the calls of {outside['retried_rows']} earlier failed tries "
-            "that reruns replaced (retried.jsonl)."
-        )
-    retried = run.get("retried") or {}
-    if retried.get("items"):
-        lines.append(
-            f"This run retried {retried['items']} items that had failed before: "
-            f"{retried['still_failed']} still failed."
-        )
-    return [f"{line}\n" for line in lines]
-
-
 def _usd_lines(cost: Mapping[str, Any]) -> list[str]:
     """The run's USD in all, per item and per right answer (written by ``write_summary``)."""
     if "usd" not in cost:
@@ -561,7 +517,7 @@ def render_report(metrics: dict[str, Any], run: dict[str, Any]) -> str:
             else "."
         ),
         "",
-        *_bill_lines(cost, run),
+        *bill_lines(cost, run),
         *_usd_lines(cost),
         *_search_lines(cost),
         "| role | LLM calls | input tokens | output tokens | USD |",
