@@ -75,3 +75,22 @@ def test_no_retry_failed_keeps_the_failed_rows(
     assert len(model.prompts) == calls  # nothing ran
     assert (kept["failed"], kept["run"]["retried"]["items"]) == (1, 0)
     assert not (tmp_path / "run" / RETRIED).exists()
+
+
+def test_a_folder_benched_against_a_provider_failing_every_call_is_finished_against_a_healthy_one(
+    tmp_path: Path, data_home: Path
+) -> None:
+    from tests.fake_provider import fake_provider
+
+    data = make_data(tmp_path / "data", "SRN")
+    with fake_provider(lambda prompt, body: "The claim holds.\n**SUPPORTS**", status=500) as p:
+        context = {"model": p.model(), "model_retries": 0}
+        first = bench(tmp_path, data, p.model(), context=context)
+        assert (first["failed"], first["answered"]) == (3, 0)
+        p.status = None  # the provider is healthy again
+        again = bench(tmp_path, data, p.model(), context=context)
+    assert (again["failed"], again["answered"], again["coverage"]) == (0, 3, 1.0)
+    assert again["run"]["retried"] == {"items": 3, "still_failed": 0}
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "This run retried 3 items that had failed before: 0 still failed." in report
+    assert "Coverage 100.0%: 3 of 3 items answered." in report
