@@ -9,7 +9,7 @@ export RAGAS_DO_NOT_TRACK := true
 export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 
-.PHONY: demo test test-fast lint docs bench-speed bench-fusion bench-bm25 bench-encoder bench-cli milvus-server bench-scale bench-retrieval
+.PHONY: demo test test-fast lint docs bench-speed bench-fusion bench-bm25 bench-encoder bench-cli milvus-server bench-scale bench-retrieval bench-limits
 
 # llama.cpp is compiled here. A native build (-march=native) uses AMX tile instructions on
 # CPUs that report them, and those fault in VMs that do not virtualise AMX (segfault on the
@@ -108,3 +108,8 @@ bench-scale: $(VENV)/.installed $(MILVUS_VENV)/.installed
 # Local bench vs `bench --server` on a live `langgraph dev` (fixed-latency fake model; ~1 minute).
 bench-server: $(VENV)/.installed
 	$(PY) -m benchmarks.server_bench
+
+# Tool-MAD (200 claims) and CoT (500) against a rate-limited, faulty fake provider: verdicts,
+# coverage, 429 share, rates against the limits, wall over the ideal (about 35 minutes).
+bench-limits: $(VENV)/.installed
+	$(PY) -m benchmarks.limits
