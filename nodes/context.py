@@ -157,9 +157,9 @@ class Context:
         32768,
     )
     judge_max_output_tokens: int = setting(
-        1024,
+        768,
         "Output cap of the judge, moderator, aggregator and corrector, tokens (recorded "
-        "verdicts and moderator JSON reach ~400).",
+        "verdicts reach 423 tokens, moderator JSON 341, aggregator JSON 136).",
         16,
         32768,
     )

@@ -22,6 +22,7 @@ from factdebate.tools.core.secrets import (
     redact as redact,  # re-exported: callers import it from here
 )
 from factdebate.tools.models import call_clock, journal, pacing
+from factdebate.tools.models.caps import stage_cap
 from factdebate.tools.models.json_reader import read_model, validate
 from factdebate.tools.models.pacing import Limits
 
@@ -460,13 +461,39 @@ async def ask(
     connection errors, 408/429/5xx, rate-limit classes) are retried within ``site.deadline``
     (and ``site.retries`` when not -1), honouring Retry-After (capped); other errors fail at
     once. The call counts as one LLM call; the attempts retried are counted as ``rejected``.
-    An answer the provider cut at the output cap is kept and recorded as ``truncated``.
+    A stage with a measured cap (``caps``) is asked under it first; an answer cut there is
+    asked again under the role's cap, both calls counted and the cut recorded. An answer the
+    provider cut at the role's cap is kept and recorded as ``truncated``.
     """
     site = _cap_of(model, site)
+    first = _sized(model, site)
+    reply = await _ask_once(model, prompt, first)
+    if not reply.truncated or first.max_tokens == site.max_tokens:
+        return reply
+    again = await _ask_once(model, prompt, site)
+    again.cost = add_costs(reply.cost, again.cost)
+    again.errors = reply.errors + again.errors
+    return again
+
+
+async def _ask_once(
+    model: BaseChatModel | Runnable[Any, BaseMessage],
+    prompt: str | list[BaseMessage],
+    site: CallSite,
+) -> Reply:
+    """One text call under the site's cap."""
     result, attempts = await _call(_capped(model, site), site.messages(prompt), site, model=model)
     if isinstance(result, Reply):
         return result
     return _reply(result, attempts, site)
+
+
+def _sized(model: Any, site: CallSite) -> CallSite:
+    """``site`` under its stage's measured cap, where that is below the role's."""
+    if _is_local(model):
+        return site
+    cap = stage_cap(site.stage, site.max_tokens)
+    return site if cap == site.max_tokens else replace(site, max_tokens=cap)
 
 
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
@@ -598,16 +625,19 @@ async def ask_structured(
     """Ask for output matching ``schema``; a mismatch is recorded as a parse error, never guessed.
 
     Uses the provider's structured-output mode where it has one (see ``structured_mode``),
-    else the schema in the prompt. An answer cut at the output cap is asked again once with
-    twice the cap before it is recorded as unparseable; both attempts count, and the cut
-    stays on record as a ``truncated`` error.
+    else the schema in the prompt. A stage with a measured cap (``caps``) is asked under it
+    first. An answer cut at the output cap is asked again once, under the role's cap when the
+    stage's cut it, else with twice the cap, before it is recorded as unparseable; both calls
+    count, and the cut stays on record as a ``truncated`` error.
     """
     mode = structured_mode(model)
     site = _cap_of(model, site)
-    parsed, reply = await _structured_once(model, prompt, schema, site, mode)
-    if parsed is not None or not reply.truncated or site.max_tokens is None or mode == "grammar":
+    first = _sized(model, site)
+    parsed, reply = await _structured_once(model, prompt, schema, first, mode)
+    if parsed is not None or not reply.truncated or first.max_tokens is None or mode == "grammar":
         return parsed, reply
-    bigger = replace(site, max_tokens=site.max_tokens * 2)
+    cut_at_role_cap = first.max_tokens == site.max_tokens or site.max_tokens is None
+    bigger = replace(site, max_tokens=first.max_tokens * 2) if cut_at_role_cap else site
     parsed, again = await _structured_once(model, prompt, schema, bigger, mode)
     again.cost = add_costs(reply.cost, again.cost)
     # The cut is kept on record; "unparseable" is only said of the answer that counts.
@@ -646,6 +676,7 @@ async def ask_samples(
     reply's cost records the samples received (``samples``); choices that do not parse are
     recorded as parse errors and left out.
     """
+    site = _sized(model, site)
     fmt = {
         "type": "json_schema",
         "json_schema": {"name": schema.__name__, "schema": _schema_json(schema), "strict": False},

@@ -157,6 +157,9 @@ async def test_caps_reach_the_provider_per_stage(recorded_docs: dict[str, list[s
         for r in provider.requests
     }
     assert caps["ragas-faithfulness-verdicts"] == 2048 and caps["debater-label"] == 1024
+    # Stages whose recorded answers are short are asked under their own caps (tools/models/caps)
+    assert caps["query"] == 64 and caps["ragas-relevance-question"] == 128
+    assert caps["ragas-statements"] == 768
     structured = [r for r in provider.requests if "ragas" in kind_of(r["messages"][-1]["content"])]
     assert structured and all(r["response_format"]["type"] == "json_schema" for r in structured)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -339,3 +340,61 @@ def test_answers_by_prompt_kind():
     assert responder("Write one search query for x", {}) == "[q]"
     assert responder("your verdict", {}) == "SUPPORTS"
     assert responder("other", {}) == "?"
+
+
+async def test_a_stage_is_asked_under_its_measured_cap_and_again_under_the_role_cap_if_cut():
+    with fake_provider(lambda p, b: "[" + "q" * 400 + "]") as provider:  # ~101 tokens
+        model = resolve_model(provider.model())
+        call = llm.CallSite(role="debater", agent="a", stage="query", max_tokens=1024)
+        reply = await llm.ask(model, "Write one search query", call)
+    caps = [r.get("max_completion_tokens") for r in provider.requests]
+    assert caps == [64, 1024]
+    assert reply.text is not None and reply.text.endswith("]") and not reply.truncated
+    assert [e["kind"] for e in reply.errors] == ["truncated"]  # the first cut stays on record
+    assert reply.cost["debater"]["llm_calls"] == 2
+
+
+async def test_a_stage_cap_never_raises_the_role_cap():
+    with fake_provider(lambda p, b: "[q]") as provider:
+        model = resolve_model(provider.model())
+        call = llm.CallSite(role="debater", agent="a", stage="query", max_tokens=32)
+        await llm.ask(model, "Write one search query", call)
+    assert [r.get("max_completion_tokens") for r in provider.requests] == [32]
+
+
+PACING_SETTINGS = {
+    "rpm": "0..1000000",
+    "tpm": "0..1000000000",
+    "max_in_flight": "1..4096",
+    "call_deadline_s": "0.01..86400",
+    "model_retries": "-1..1000",
+    "call_timeout_s": "0.01..3600",
+    "hang_cut_min_s": "0.01..3600",
+    "hang_cut_factor": "1..100",
+}
+
+
+def test_factdebate_settings_lists_the_pacing_settings_with_ranges():
+    from typer.testing import CliRunner
+
+    from factdebate.cli import app
+
+    result = CliRunner().invoke(app, ["settings", "tool-mad", "--json"])
+    assert result.exit_code == 0, result.output
+    listed = {s["name"]: s for s in json.loads(result.output)["settings"]}
+    for name, bounds in PACING_SETTINGS.items():
+        assert listed[name]["range"] == bounds, listed[name]
+        assert listed[name]["group"] == "inputs and runtime"
+    assert listed["tpm_counts"]["type"] == "cap | used"
+
+
+@pytest.mark.parametrize("pair", ["rpm=-1", "tpm=x", "max_in_flight=0", "call_deadline_s=0"])
+def test_a_bad_pacing_value_is_one_line_before_any_call(pair):
+    from typer.testing import CliRunner
+
+    from factdebate.cli import app
+
+    result = CliRunner().invoke(app, ["verify", "A claim.", "--set", pair])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and pair.split("=")[0] in lines[0], result.output
