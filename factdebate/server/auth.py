@@ -29,6 +29,13 @@ from urllib.parse import urlsplit
 
 from langgraph_sdk import Auth
 
+from factdebate.server.decisions import (
+    NO_DECISION,
+    Resume,
+    guarded_refusal,
+    pending_choices,
+    review_decided,
+)
 from factdebate.server.keys import (
     KEYS_ENV,
     OPEN_ENV,
@@ -226,6 +233,29 @@ def _run_parts(value: Any) -> tuple[dict[str, Any], bool, bool]:
     return (command if isinstance(command, dict) else {}), kwargs.get("input") is not None, rewinds
 
 
+async def refuse_review_rewrite(thread_id: Any, *, steers: bool, rewinds: bool) -> None:
+    """Refuse a run that would rewrite or reopen a thread's review, whatever its route.
+
+    The middleware answers the HTTP routes first; this check, run where the server creates
+    the run, holds for the WebSocket and any other route too. The thread's state is read
+    through the server's in-process client.
+
+    Raises:
+        Auth.exceptions.HTTPException: 409/422 with the middleware's one line.
+    """
+    from langgraph_sdk import get_client
+
+    try:
+        state = await get_client().threads.get_state(str(thread_id))
+    except Exception:  # no such thread yet (or no in-process client): nothing to protect
+        return
+    waiting, _, _ = pending_choices(state)
+    change = Resume(str(thread_id), NO_DECISION, "runs", steers=steers, rewinds=rewinds)
+    refusal = guarded_refusal(change, waiting, review_decided(state))
+    if refusal:
+        raise Auth.exceptions.HTTPException(*refusal)
+
+
 @auth.on.threads.create_run
 async def create_run(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
     """Who may start which run: a decision is a reviewer's, input a client's or the operator's.
@@ -245,6 +275,8 @@ async def create_run(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.Filt
     if decides:
         _refuse(ctx, "decide reviews (a reviewer's key does)")
     if "operator" in roles:
+        if (steers or rewinds) and value.get("thread_id"):
+            await refuse_review_rewrite(value["thread_id"], steers=steers, rewinds=rewinds)
         return None
     if "client" in roles:
         if steers:

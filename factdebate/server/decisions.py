@@ -195,7 +195,7 @@ async def resume_refusal(resume: Resume, get_json: GetJson) -> tuple[int, str] |
     """
     state = await get_json(f"/threads/{resume.thread}/state")
     waiting, _, _ = pending_choices(state)
-    guarded = _guarded_refusal(resume, waiting, review_decided(state))
+    guarded = guarded_refusal(resume, waiting, review_decided(state))
     if guarded:
         return guarded
     if not waiting:
@@ -220,7 +220,7 @@ async def resume_refusal(resume: Resume, get_json: GetJson) -> tuple[int, str] |
     return None
 
 
-def _guarded_refusal(resume: Resume, waiting: bool, decided: bool) -> tuple[int, str] | None:
+def guarded_refusal(resume: Resume, waiting: bool, decided: bool) -> tuple[int, str] | None:
     """The refusal of a request that would end, rewrite or repeat a review without a decision."""
     if not (waiting or decided):
         return None

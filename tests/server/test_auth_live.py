@@ -240,3 +240,33 @@ def test_the_review_command_decides_with_a_reviewers_key_and_reports_an_ended_it
     assert "1 of 1 reviewed" in shown.output
     state = _as(served, "ops").get(f"/threads/{queue_thread_id(run_id, '6')}/state").json()
     assert state["values"]["review"]["by"] == "rita"
+
+
+async def test_over_the_websocket_too_a_decided_review_is_not_reopened(served):
+    """The WebSocket passes no middleware: the auth handler refuses the rewind where runs start."""
+    websockets = pytest.importorskip("websockets", reason="websockets is not installed")
+    alice, rita, ops = _as(served, "alice"), _as(served, "rita"), _as(served, "ops")
+    thread = _paused(alice)
+    run = f"/threads/{thread}/runs/wait"
+    done = rita.post(run, json={"assistant_id": "tool-mad", "command": {"resume": APPROVE}})
+    assert done.status_code == 200, done.text
+    decided = _stored(ops, thread)
+    runs_before = ops.get(f"/threads/{thread}/runs").json()
+    url, keys = served
+    address = url.replace("http://", "ws://") + f"/threads/{thread}/stream/events"
+    start = {
+        "id": 1,
+        "method": "run.start",
+        "params": {
+            "assistant_id": "tool-mad",
+            "input": None,
+            "config": {"configurable": {"checkpoint_id": decided[1][1]}},
+        },
+    }
+    headers = {"Authorization": f"Bearer {keys['ops']}"}
+    async with websockets.connect(address, additional_headers=headers) as ws:
+        await ws.send(json.dumps(start))
+        answer = json.loads(await ws.recv())
+    assert answer.get("id") == 1 and "earlier checkpoint" in json.dumps(answer), answer
+    assert ops.get(f"/threads/{thread}/runs").json() == runs_before  # no run was made
+    assert _stored(ops, thread) == decided
