@@ -29,12 +29,13 @@ from urllib.parse import urlsplit
 
 from langgraph_sdk import Auth
 
+from factdebate.review.server_queue import waiting_request
 from factdebate.server.decisions import (
+    DECIDED_STATUSES,
+    NEW_INPUT,
     NO_DECISION,
     Resume,
     guarded_refusal,
-    pending_choices,
-    review_decided,
 )
 from factdebate.server.keys import (
     KEYS_ENV,
@@ -233,12 +234,15 @@ def _run_parts(value: Any) -> tuple[dict[str, Any], bool, bool]:
     return (command if isinstance(command, dict) else {}), kwargs.get("input") is not None, rewinds
 
 
-async def refuse_review_rewrite(thread_id: Any, *, steers: bool, rewinds: bool) -> None:
-    """Refuse a run that would rewrite or reopen a thread's review, whatever its route.
+async def refuse_review_rewrite(
+    thread_id: Any, owner: str | None, *, steers: bool, rewinds: bool, new_input: bool
+) -> None:
+    """Refuse a run that would end, rewrite or reopen a thread's review, whatever its route.
 
     The middleware answers the HTTP routes first; this check, run where the server creates
-    the run, holds for the WebSocket and any other route too. The thread's state is read
-    through the server's in-process client.
+    the run, holds for the WebSocket and any other route too. The thread is read through the
+    server's in-process client; a thread ``owner`` (a client) does not own is left to the
+    server, which answers it as unknown.
 
     Raises:
         Auth.exceptions.HTTPException: 409/422 with the middleware's one line.
@@ -246,12 +250,22 @@ async def refuse_review_rewrite(thread_id: Any, *, steers: bool, rewinds: bool) 
     from langgraph_sdk import get_client
 
     try:
-        state = await get_client().threads.get_state(str(thread_id))
+        thread = await get_client().threads.get(str(thread_id))
     except Exception:  # no such thread yet (or no in-process client): nothing to protect
         return
-    waiting, _, _ = pending_choices(state)
-    change = Resume(str(thread_id), NO_DECISION, "runs", steers=steers, rewinds=rewinds)
-    refusal = guarded_refusal(change, waiting, review_decided(state))
+    if owner is not None and (thread.get("metadata") or {}).get(OWNER) != owner:
+        return
+    values = thread.get("values") or {}
+    review = values.get("review") if isinstance(values, dict) else None
+    waiting = waiting_request(dict(thread)) is not None
+    decided = (
+        thread.get("status") not in ("interrupted", "busy")
+        and isinstance(review, dict)
+        and review.get("status") in DECIDED_STATUSES
+    )
+    value = NEW_INPUT if new_input else NO_DECISION
+    change = Resume(str(thread_id), value, "runs", steers=steers, rewinds=rewinds)
+    refusal = guarded_refusal(change, waiting, decided)
     if refusal:
         raise Auth.exceptions.HTTPException(*refusal)
 
@@ -275,14 +289,20 @@ async def create_run(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.Filt
     if decides:
         _refuse(ctx, "decide reviews (a reviewer's key does)")
     if "operator" in roles:
-        if (steers or rewinds) and value.get("thread_id"):
-            await refuse_review_rewrite(value["thread_id"], steers=steers, rewinds=rewinds)
+        if (steers or rewinds or has_input) and value.get("thread_id"):
+            await refuse_review_rewrite(
+                value["thread_id"], None, steers=steers, rewinds=rewinds, new_input=has_input
+            )
         return None
     if "client" in roles:
         if steers:
             _refuse(ctx, "steer a run with a command")
         if rewinds:
             _refuse(ctx, "run a thread from an earlier checkpoint")
+        if has_input and value.get("thread_id"):
+            await refuse_review_rewrite(
+                value["thread_id"], ctx.user.identity, steers=False, rewinds=False, new_input=True
+            )
         return _own(ctx, value)
     _refuse(ctx, "start runs")
 

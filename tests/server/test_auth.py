@@ -129,6 +129,32 @@ async def _ask(roles: list[str], resource: str, action: str, value: Any) -> Any:
         return exc.status_code, exc.detail
 
 
+@pytest.fixture(autouse=True)
+def thread_reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, Any, dict[str, bool]]]:
+    """The review checks the handler asks the server for (no server here: recorded)."""
+    asked: list[tuple[Any, Any, dict[str, bool]]] = []
+
+    async def record(thread_id: Any, owner: Any, **marks: bool) -> None:
+        asked.append((thread_id, owner, marks))
+
+    monkeypatch.setattr(served_auth, "refuse_review_rewrite", record)
+    return asked
+
+
+async def test_runs_that_could_end_a_review_ask_the_server_about_the_thread(
+    thread_reads: list[tuple[Any, Any, dict[str, bool]]],
+):
+    """Checked where runs are created, so the WebSocket cannot end a review either."""
+    await _ask(["client"], "threads", "create_run", _run(input={"claim": "c"}))
+    rewind = {"checkpoint_id": "1"}
+    await _ask(["operator"], "threads", "create_run", _run(config={"configurable": rewind}))
+    await _ask(["reviewer"], "threads", "create_run", _run(command={"resume": 1}))
+    assert thread_reads == [
+        ("t", "alice", {"steers": False, "rewinds": False, "new_input": True}),
+        ("t", None, {"steers": False, "rewinds": True, "new_input": False}),
+    ]
+
+
 def _run(**kwargs: Any) -> dict[str, Any]:
     return {"thread_id": "t", "metadata": {}, "kwargs": kwargs}
 

@@ -243,7 +243,7 @@ def test_the_review_command_decides_with_a_reviewers_key_and_reports_an_ended_it
 
 
 async def test_over_the_websocket_too_a_decided_review_is_not_reopened(served):
-    """The WebSocket passes no middleware: the auth handler refuses the rewind where runs start."""
+    """The WebSocket passes no middleware: the auth handler refuses where runs are created."""
     websockets = pytest.importorskip("websockets", reason="websockets is not installed")
     alice, rita, ops = _as(served, "alice"), _as(served, "rita"), _as(served, "ops")
     thread = _paused(alice)
@@ -268,5 +268,12 @@ async def test_over_the_websocket_too_a_decided_review_is_not_reopened(served):
         await ws.send(json.dumps(start))
         answer = json.loads(await ws.recv())
     assert answer.get("id") == 1 and "earlier checkpoint" in json.dumps(answer), answer
+    again = {"id": 2, "method": "run.start", "params": {"assistant_id": "tool-mad", "input": CLAIM}}
+    again["params"]["input"] = {"claim": "Another claim."}
+    owner = {"Authorization": f"Bearer {keys['alice']}"}
+    async with websockets.connect(address, additional_headers=owner) as ws:
+        await ws.send(json.dumps(again))
+        answer = json.loads(await ws.recv())
+    assert answer.get("id") == 2 and "new input" in json.dumps(answer), answer
     assert ops.get(f"/threads/{thread}/runs").json() == runs_before  # no run was made
     assert _stored(ops, thread) == decided
