@@ -44,7 +44,7 @@ class Pace:
         finished = done - self._first_done
         elapsed = self._clock() - self._start
         if finished <= 0 or elapsed <= 0:
-            return f"? {self._unit}/min · ETA ?"
+            return f"? {self._unit}/min · " + ("finished" if done >= total else "ETA ?")
         per_s = finished / elapsed
         if done >= total:
             return f"{per_s * 60:.2f} {self._unit}/min · finished"
