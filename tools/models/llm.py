@@ -289,6 +289,9 @@ async def _call(
         cut = min(point.hang_cut(site.limits, site.role, site.timeout), until - started)
         try:
             result = await _attempt(runnable, messages, max(cut, 0.001))
+        except asyncio.CancelledError:  # the caller gave up: its slot goes to the next
+            point.abandon()
+            raise
         except Exception as exc:  # provider errors come in many types; record, do not crash
             answer = _cut_completion(exc)
             if answer is not None:

@@ -386,6 +386,11 @@ class Endpoint:
             count(server_errors=1)
         self.window.leave()
 
+    def abandon(self) -> None:
+        """An admitted request was cancelled by its caller: only its slot is given back."""
+        count(in_flight=-1)
+        self.window.leave()
+
     def _learn(self, headers: Mapping[str, Any], at: float, elapsed: float, answer: bool) -> None:
         """Limits and remaining credit the provider reports (``x-ratelimit-*``).
 

@@ -290,6 +290,20 @@ async def test_a_hung_request_is_cut_from_recent_latencies_and_retried():
     assert pacing.snapshot().hangs_cut == 1
 
 
+async def test_a_cancelled_call_gives_its_slot_back():
+    model = SlowOnce(hang_at=1)
+    call = site(limits=Limits(max_in_flight=1))
+    task = asyncio.create_task(llm.ask(model, "p", call))
+    while model.calls == 0:
+        await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    point = pacing.endpoint(pacing.endpoint_key(model))
+    assert point.window.in_flight == 0 and pacing.snapshot().in_flight == 0
+    assert (await llm.ask(model, "p", call)).text == "fine"  # the one slot is free again
+
+
 def test_before_enough_answers_the_hang_cut_is_the_call_timeout():
     point = pacing.endpoint("x")
     assert point.hang_cut(Limits(), "debater", 300.0) == 300.0
