@@ -54,6 +54,7 @@ async def test_overrule_records_the_reviewed_verdict(scripted, fake_tools, tmp_p
         "proposed": "SUPPORTS",
         "note": "no source",
         "at": done["review"]["at"],
+        "by": "local",  # no server: the local user decided
     }
     # A finished thread is not awaiting review any more, and asking again changes nothing.
     with pytest.raises(ValueError, match="not awaiting review"):
