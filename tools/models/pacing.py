@@ -36,6 +36,9 @@ LATENCY_SAMPLES = 256
 MIN_LATENCY_SAMPLES = 16
 """Answers needed before the hang cut replaces the call timeout."""
 HANG_PERCENTILE = 0.99
+SLOW_START = 4
+"""Requests in flight to an endpoint not heard from yet: its first answers tell its limits,
+and the window then grows by one per answer (slow start) until the first 429 or its ceiling."""
 MAX_ENDPOINTS = 1024
 _clock: Callable[[], float] = time.monotonic
 
@@ -177,22 +180,26 @@ class Bucket:
 
 
 class Window:
-    """A concurrency limit that halves on a 429 and grows back (AIMD), across event loops."""
+    """A concurrency limit that halves on a 429 and grows back (AIMD), across event loops.
+
+    It starts at ``SLOW_START`` and grows by one per answer until the first 429 (slow start),
+    then by one per window of answers.
+    """
 
     def __init__(self, ceiling: int) -> None:
         self.ceiling = max(1, ceiling)
-        self.limit = float(self.ceiling)
+        self.limit = float(min(SLOW_START, self.ceiling))
+        self.slow_start = True
         self.in_flight = 0
         self.next_cut = 0.0
         self.lock = threading.Lock()
         self.waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
 
     def set_ceiling(self, ceiling: int) -> None:
-        """Change the most requests in flight; before any 429 the limit is the ceiling."""
+        """Change the most requests in flight (a lower one applies from the next admission)."""
         with self.lock:
             self.ceiling = max(1, ceiling)
-            cut_before = self.next_cut > 0
-            self.limit = min(self.limit, self.ceiling) if cut_before else float(self.ceiling)
+            self.limit = min(self.limit, float(self.ceiling))
         self._wake()
 
     async def enter(self) -> None:
@@ -247,12 +254,14 @@ class Window:
         """One answer came: the limit grows by one per window of answers."""
         with self.lock:
             if self.limit < self.ceiling:
-                self.limit = min(float(self.ceiling), self.limit + 1.0 / self.limit)
+                step = 1.0 if self.slow_start else 1.0 / self.limit
+                self.limit = min(float(self.ceiling), self.limit + step)
         self._wake()
 
     def shrink(self, at: float, settle_s: float) -> None:
         """A 429 came: halve the limit, at most once per ``settle_s`` (the 429s of one burst)."""
         with self.lock:
+            self.slow_start = False
             if at >= self.next_cut:
                 self.limit = max(1.0, self.limit / 2)
                 self.next_cut = at + settle_s
@@ -364,7 +373,10 @@ class Endpoint:
         at = now()
         with self.lock:
             if headers is not None:
+                headers = {str(k).lower(): v for k, v in headers.items()}
                 self._learn(headers, at, at - started, answered)
+                self._apply(limits)  # a limit just learned paces the next request
+                self._remaining(headers, at, at - started)
             if answered:
                 if input_tokens or output_tokens:
                     out = max(cap, output_tokens) if limits.tpm_counts == "cap" else output_tokens
@@ -392,20 +404,26 @@ class Endpoint:
         self.window.leave()
 
     def _learn(self, headers: Mapping[str, Any], at: float, elapsed: float, answer: bool) -> None:
-        """Limits and remaining credit the provider reports (``x-ratelimit-*``).
+        """Limits the provider reports (``x-ratelimit-limit-*``).
 
         An answer without a limit header forgets the limit learned before (the endpoint
         lifted it, or another server now listens at that address).
         """
-        lower = {str(k).lower(): v for k, v in headers.items()}
-        for bucket, kind in ((self.requests, "requests"), (self.tokens, "tokens")):
-            limit = _number(lower, f"x-ratelimit-limit-{kind}")
+        for kind in ("requests", "tokens"):
+            limit = _number(headers, f"x-ratelimit-limit-{kind}")
             if limit is not None or answer:
                 if kind == "requests":
                     self.learned_rpm = limit or 0.0
                 else:
                     self.learned_tpm = limit or 0.0
-            remaining = _number(lower, f"x-ratelimit-remaining-{kind}")
+
+    def _remaining(self, headers: Mapping[str, Any], at: float, elapsed: float) -> None:
+        """Lower the buckets to the credit the provider says remains.
+
+        ``x-ratelimit-remaining-*`` counts from when the request arrived, ``elapsed`` ago.
+        """
+        for bucket, kind in ((self.requests, "requests"), (self.tokens, "tokens")):
+            remaining = _number(headers, f"x-ratelimit-remaining-{kind}")
             if remaining is not None and bucket.rate > 0:
                 bucket.at_most(remaining + bucket.rate * elapsed, at)
 

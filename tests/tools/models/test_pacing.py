@@ -76,8 +76,19 @@ def test_a_request_larger_than_the_bucket_leaves_a_debt_instead_of_waiting_forev
     assert bucket.wait_for(1, 1.5) == pytest.approx(0.1)
 
 
+async def test_the_window_starts_small_and_doubles_per_window_until_the_first_429():
+    window = Window(64)
+    assert window.limit == pacing.SLOW_START
+    for _ in range(4):
+        window.grow()
+    assert window.limit == 2 * pacing.SLOW_START
+    window.shrink(at=10.0, settle_s=1.0)
+    assert window.limit == pacing.SLOW_START and not window.slow_start
+
+
 async def test_the_window_halves_on_429s_once_per_burst_and_grows_back():
     window = Window(8)
+    window.limit = 8.0
     window.shrink(at=10.0, settle_s=1.0)
     window.shrink(at=10.5, settle_s=1.0)  # the same burst
     assert window.limit == 4
@@ -88,6 +99,26 @@ async def test_the_window_halves_on_429s_once_per_burst_and_grows_back():
     assert 3.5 < window.limit < 4.5  # about one more per window of answers
     window.set_ceiling(3)
     assert window.limit == 3
+
+
+def test_a_limit_learned_from_an_answer_starts_from_the_credit_it_reports(monkeypatch):
+    monkeypatch.setattr(pacing, "PACE_SHARE", 1.0)
+    monkeypatch.setattr(pacing, "_clock", lambda: 5.0)
+    point = pacing.endpoint("learns")
+    headers = {"X-RateLimit-Limit-Requests": "600", "x-ratelimit-remaining-requests": "0"}
+    point.window.in_flight = 1
+    point.done(
+        limits=Limits(), role="r", prompt_estimate=0, cap=0, started=5.0, answered=True,
+        headers=headers,
+    )  # fmt: skip
+    assert point.learned_rpm == 600 and point.requests.rate == 10
+    assert point.requests.level == 0  # not a full bucket: the provider's is spent
+    point.window.in_flight = 1
+    point.done(
+        limits=Limits(), role="r", prompt_estimate=0, cap=0, started=5.0, answered=True,
+        headers={},
+    )  # fmt: skip
+    assert point.learned_rpm == 0  # an answer without limits: none known now
 
 
 async def test_the_window_queues_callers_past_its_limit():
