@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from factdebate.graphs.registry import MethodSpec, resolve
+from factdebate.graphs.registry import CONTRACT_KEYS, MethodSpec, resolve
 from factdebate.nodes.claims import InputError, clean_claim
 from factdebate.nodes.review import is_review, proposal, review_wanted
 from factdebate.runs.checkpoints import check_checkpoint as check_checkpoint
@@ -394,16 +394,6 @@ def verify(
     )
 
 
-CONTRACT_KEYS = (
-    "verdict",
-    "justification",
-    "decided_by",
-    "stop_reason",
-    "rounds",
-    "transcript",
-    "cost",
-    "errors",
-)
 METHOD_KEYS = (  # documented extras of some methods (docs/result-contract.md)
     "answers",  # MADAM-RAG and its baselines
     "documents",  # MADAM-RAG and its baselines

@@ -35,6 +35,17 @@ INPUTS: dict[str, str] = {
         'optionally "references": [reference answers].'
     ),
 }
+CONTRACT_KEYS = (
+    "verdict",
+    "justification",
+    "decided_by",
+    "stop_reason",
+    "rounds",
+    "transcript",
+    "cost",
+    "errors",
+)
+"""The keys every method's result has (``factdebate.api.contract`` keeps these and extras)."""
 OUTPUTS: dict[str, str] = {
     "claim": "a verdict label for the claim",
     "question": "the answers the documents support (answers; verdict joins them with ';')",
@@ -72,6 +83,9 @@ class MethodSpec:
         cost: Its cost class (``COST_CLASSES``): how many model calls one item takes.
         screens: An escalation method's method proper (the method it runs where its screen
             is unsure); empty for every other method.
+        given: The input field through which a caller may hand it the evidence to read
+            instead of retrieving (``evidence`` or ``documents``); empty: it takes none.
+        extras: The result keys it returns beyond the shared contract (``CONTRACT_KEYS``).
     """
 
     name: str
@@ -86,6 +100,8 @@ class MethodSpec:
     derive: str = ""
     cost: CostClass = "high"
     screens: str = ""
+    given: Literal["", "evidence", "documents"] = ""
+    extras: tuple[str, ...] = ()
 
     @property
     def tool_description(self) -> str:
@@ -101,12 +117,21 @@ class MethodSpec:
                 "The method of factdebate's escalation family: a cheap screen of the evidence "
                 f"first, {self.screens} only where the screen's labels disagree."
             )
-        reads = "reads evidence (retrieved or given)" if self.retrieves else "reads no evidence"
+        if self.given:
+            reads = (
+                f'Optional "{self.given}": a list of documents ({{"id", "title", "text"}}) to '
+                "read instead of retrieving. It retrieves evidence from the server's corpus "
+                "when none is given"
+            )
+        elif self.retrieves:
+            reads = "It retrieves its evidence itself (the server's corpus or web search)"
+        else:
+            reads = "It reads no evidence, only its input"
+        keys = ", ".join((*CONTRACT_KEYS, *self.extras))
         return (
-            f"{self.description}. {role} {INPUTS[self.input_kind]} It {reads} and returns "
-            f"{OUTPUTS[self.input_kind]}, as factdebate's result contract (verdict, "
-            "justification, decided_by, stop_reason, rounds, transcript, evidence, cost). "
-            f"Cost: {COST_CLASSES[self.cost]}."
+            f"{self.description}. {role} {INPUTS[self.input_kind]} {reads}. It returns "
+            f"{OUTPUTS[self.input_kind]}: a JSON object with {keys} (factdebate's result "
+            f"contract). Cost: {COST_CLASSES[self.cost]}."
         )
 
     @property
@@ -203,6 +228,7 @@ _ALL = (
         "Baseline: MADKE, one shared static retrieval, judge",
         family="tool-mad",
         role="baseline",
+        extras=("evidence",),
     ),
     MethodSpec(
         "mad-fact",
@@ -211,6 +237,7 @@ _ALL = (
         "MAD-Fact: clerk + role-played jury per claim, weighted long-form factuality scores",
         family="mad-fact",
         input_kind="answer",
+        extras=("claims", "split_without_model", "dropped", "scores", "golden"),
     ),
     MethodSpec(
         "single-verifier",
@@ -227,6 +254,8 @@ _ALL = (
         "debate_cv.context:DebateCVContext",
         "DebateCV: pro vs con debaters, moderator decides",
         family="debate-cv",
+        given="evidence",
+        extras=("evidence", "moderator_notes"),
     ),
     MethodSpec(
         "rag-cot",
@@ -236,6 +265,8 @@ _ALL = (
         family="debate-cv",
         role="baseline",
         cost="low",
+        given="evidence",
+        extras=("evidence",),
     ),
     MethodSpec(
         "majority",
@@ -245,6 +276,8 @@ _ALL = (
         family="debate-cv",
         role="baseline",
         cost="medium",
+        given="evidence",
+        extras=("evidence",),
     ),
     MethodSpec(
         "cooperation",
@@ -254,6 +287,8 @@ _ALL = (
         family="debate-cv",
         role="baseline",
         cost="medium",
+        given="evidence",
+        extras=("evidence",),
     ),
     MethodSpec(
         "madam-rag",
@@ -262,6 +297,8 @@ _ALL = (
         "MADAM-RAG: one agent per document, aggregator",
         family="madam-rag",
         input_kind="question",
+        given="documents",
+        extras=("answers", "documents"),
     ),
     MethodSpec(
         "madam-no-rag",
@@ -272,6 +309,8 @@ _ALL = (
         role="baseline",
         input_kind="question",
         cost="low",
+        given="documents",
+        extras=("answers", "documents"),
     ),
     MethodSpec(
         "madam-concat-rag",
@@ -282,6 +321,8 @@ _ALL = (
         role="baseline",
         input_kind="question",
         cost="low",
+        given="documents",
+        extras=("answers", "documents"),
     ),
     MethodSpec(
         "madam-self-reflect",
@@ -292,6 +333,8 @@ _ALL = (
         role="baseline",
         input_kind="question",
         cost="medium",
+        given="documents",
+        extras=("answers", "documents"),
     ),
     MethodSpec(
         "self-consistency",
@@ -301,6 +344,8 @@ _ALL = (
         family="self-consistency",
         derive=_SAMPLED,
         cost="medium",
+        given="evidence",
+        extras=("evidence",),
     ),
     MethodSpec(
         "self-consistency-cot",
@@ -323,6 +368,8 @@ _ALL = (
         input_kind="question",
         derive=_SAMPLED,
         cost="medium",
+        given="documents",
+        extras=("answers", "documents"),
     ),
     MethodSpec(
         "escalate-tool-mad",
@@ -333,6 +380,7 @@ _ALL = (
         family=ESCALATION,
         derive="escalation.context:screened_settings",
         screens="tool-mad",
+        extras=("screen",),
     ),
     MethodSpec(
         "escalate-debate-cv",
@@ -343,6 +391,8 @@ _ALL = (
         family=ESCALATION,
         derive="escalation.context:sampled_screen_settings",
         screens="debate-cv",
+        given="evidence",
+        extras=("evidence", "moderator_notes", "screen"),
     ),
 )
 METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in _ALL}

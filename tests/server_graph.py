@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from factdebate.graphs.registry import served_graph
 from factdebate.tools.core.records import Evidence
 from factdebate.tools.dispatch import override_tool
@@ -10,16 +12,17 @@ from tests.fakes import ScriptedChatModel, ragas_rules
 
 CLAIM = "The Eiffel Tower is located in Paris."
 
-register_model(
-    "scripted-server",
-    ScriptedChatModel(
-        rules=[
-            *ragas_rules(faithful=True, relevant_question=CLAIM),
-            ("inside square brackets", "[Eiffel Tower]"),
-            ("Decide whether the claim holds", "The document places it in Paris.\n**SUPPORTS**"),
-        ]
-    ),
-)
+
+def scripted_rules() -> list[Any]:
+    """The scripted server model's rules: both debaters find the claim supported, RAGAS agrees."""
+    return [
+        *ragas_rules(faithful=True, relevant_question=CLAIM),
+        ("inside square brackets", "[Eiffel Tower]"),
+        ("Decide whether the claim holds", "The document places it in Paris.\n**SUPPORTS**"),
+    ]
+
+
+register_model("scripted-server", ScriptedChatModel(rules=scripted_rules()))
 for tool in ("rag", "search"):
     override_tool(
         tool,

@@ -28,6 +28,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.routing import Route
 
 from factdebate.evidence import served_hook
 from factdebate.graphs.registry import METHODS, context_class
@@ -44,6 +45,7 @@ from factdebate.server.decisions import (
     resume_of,
     resume_refusal,
 )
+from factdebate.server.mcp_endpoint import Endpoint
 from factdebate.tools.core.evidence_hook import serve_frozen_with
 from factdebate.tools.core.secrets import redact
 
@@ -452,4 +454,9 @@ async def _reply(send: Send, status: int, detail: str) -> None:
 
 
 serve_frozen_with(served_hook)  # a run reads the frozen evidence the operator listed
-app = Starlette(middleware=[Middleware(ContextCheck)])
+mcp = Endpoint()  # /mcp: the catalog's methods as tools, with progress (mcp_endpoint.py)
+app = Starlette(
+    routes=[Route("/mcp", endpoint=mcp.app)],
+    middleware=[Middleware(ContextCheck)],
+    lifespan=mcp.lifespan,
+)
