@@ -193,7 +193,8 @@ def record_rows(file: Path, issues: list[LoadIssue]) -> tuple[Iterator[tuple[int
         import pyarrow.parquet as pq
 
         try:
-            rows: list[Any] = pq.read_table(file).to_pylist()
+            # on this thread, no read-ahead: no Arrow pool thread outlives the process's work
+            rows: list[Any] = pq.read_table(file, use_threads=False, pre_buffer=False).to_pylist()
         except Exception as exc:  # pyarrow raises several types for a broken file
             raise DatasetError(f"{file}: unreadable Parquet file ({exc})") from exc
     else:

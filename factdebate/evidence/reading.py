@@ -382,7 +382,9 @@ def _open_table(raw: bytes, name: str, where: str, columns: tuple[Column, ...]) 
         )
     wanted = [c for c, _, _, _ in columns if c in schema.names]
     try:
-        handle = pq.ParquetFile(io.BytesIO(raw), read_dictionary=_dictionary_paths(schema, wanted))
+        handle = pq.ParquetFile(  # no read-ahead: Arrow's IO pool threads are never started
+            io.BytesIO(raw), read_dictionary=_dictionary_paths(schema, wanted), pre_buffer=False
+        )
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise EvidenceError(
             f"{where}: {name} is not a readable Parquet table ({one_line(exc)})"
@@ -396,7 +398,9 @@ def table_rows(
     """``(row number, row)`` of one Parquet table, its decoded size counted before any row.
 
     A first pass counts the text every batch decodes to (dictionary values once per use,
-    never unpacked); only a table within the bound is read again into rows.
+    never unpacked); only a table within the bound is read again into rows. Both passes run
+    on this thread (no Arrow thread pool) and the file is closed however the read ends, so no
+    native thread or reader outlives it into the interpreter's teardown (an abort at exit).
 
     Raises:
         EvidenceError: not Parquet, a column missing or of the wrong type, sizes over the
@@ -406,30 +410,27 @@ def table_rows(
 
     handle, wanted = _open_table(raw, name, where, columns)
     allowed = min(MAX_TABLE_BYTES, max(MIN_DECLARED_BYTES, MAX_DECLARED_RATIO * len(raw)))
-
-    def batches() -> Iterator[Any]:
-        return iter(handle.iter_batches(batch_size=BATCH_ROWS, columns=wanted, use_threads=False))
-
     try:
         decoded = 0
-        for batch in batches():
+        for batch in handle.iter_batches(BATCH_ROWS, columns=wanted, use_threads=False):
             decoded += sum(_decoded_bytes(column) for column in batch.columns)
             if decoded > allowed:
                 raise EvidenceError(
                     f"{where}: {name} decodes to over {allowed} bytes of text from {len(raw)}: "
                     "a damaged or hostile table, refused before unpacking"
                 )
-        number = 0
-        for batch in batches():
-            for row in batch.to_pylist():
-                number += 1
-                yield number, row
+        rows: list[dict[str, Any]] = []
+        for batch in handle.iter_batches(BATCH_ROWS, columns=wanted, use_threads=False):
+            rows.extend(batch.to_pylist())
     except EvidenceError:
         raise
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise EvidenceError(
             f"{where}: {name} is not a readable Parquet table ({one_line(exc)})"
         ) from None
+    finally:
+        handle.close()
+    yield from enumerate(rows, 1)
 
 
 def call_rows(raw: bytes, where: str, name: str = "calls.parquet") -> list[CallRecord]:
