@@ -443,3 +443,34 @@ def test_a_bad_pacing_value_is_one_line_before_any_call(pair):
     assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and pair.split("=")[0] in lines[0], result.output
+
+
+def post(provider: Any, max_tokens: int = 10) -> Any:
+    import httpx
+
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    return httpx.post(f"{provider.url}/chat/completions", json={**body, "max_tokens": max_tokens})
+
+
+def test_the_fake_providers_faults_repeat_with_its_seed():
+    outcomes = []
+    for _ in range(2):
+        with fake_provider(lambda p, b: "ok", behaviour=Behaviour(error_share=0.3, seed=7)) as fake:
+            outcomes.append([post(fake).status_code for _ in range(30)])
+    assert outcomes[0] == outcomes[1] and {200, 500} == set(outcomes[0])
+
+
+def test_the_fake_provider_refuses_past_its_limit_with_openai_headers():
+    with fake_provider(lambda p, b: "ok", behaviour=Behaviour(rpm=120, tpm=10_000)) as fake:
+        first = post(fake, max_tokens=50)
+        assert first.status_code == 200
+        assert first.headers["x-ratelimit-limit-requests"] == "120"
+        assert first.headers["x-ratelimit-limit-tokens"] == "10000"
+        assert int(first.headers["x-ratelimit-remaining-requests"]) == 119
+        # the cap counts: a request asking for more than the tokens left is refused
+        refused = post(fake, max_tokens=20_000)
+        assert refused.status_code == 429
+        assert float(refused.headers["retry-after"]) > 0
+        assert int(refused.headers["retry-after-ms"]) > 0
+        assert "x-ratelimit-reset-tokens" in refused.headers
+    assert fake.counts == {"received": 2, "answered": 1, "limited": 1, "errors": 0, "hangs": 0}
