@@ -22,21 +22,29 @@ from factdebate.nodes.review import add_review, answer_labels
 
 MADFactContext = context_class("mad-fact")  # the settings class the catalog names
 
-builder = StateGraph(
-    MADFactState,
-    context_schema=MADFactContext,
-    input_schema=AnswerInput,
-    output_schema=MADFactStream,
-)
-builder.add_node("write_references", write_references)
-builder.add_node("clerk", clerk)
-# The pool takes the ``ClaimTask`` payload of ``Send``, not the graph state.
-builder.add_node("jury", cast(Any, pooled(jury_graph)))
-builder.add_node("score", score_answer)
-builder.add_edge(START, "write_references")
-builder.add_edge("write_references", "clerk")
-builder.add_conditional_edges("clerk", route_claims, {"jury": "jury", "score": "score"})
-builder.add_edge("jury", "score")
-builder.add_edge("score", add_review(builder, answer_labels))
 
+def make_builder(
+    context_schema: type[Any], jury: Any = jury_graph
+) -> StateGraph[Any, Any, Any, Any]:
+    """Wire MAD-Fact; ``jury`` is the per-claim graph (an escalation screens before the jury)."""
+    builder = StateGraph(
+        MADFactState,
+        context_schema=context_schema,
+        input_schema=AnswerInput,
+        output_schema=MADFactStream,
+    )
+    builder.add_node("write_references", write_references)
+    builder.add_node("clerk", clerk)
+    # The pool takes the ``ClaimTask`` payload of ``Send``, not the graph state.
+    builder.add_node("jury", cast(Any, pooled(jury)))
+    builder.add_node("score", score_answer)
+    builder.add_edge(START, "write_references")
+    builder.add_edge("write_references", "clerk")
+    builder.add_conditional_edges("clerk", route_claims, {"jury": "jury", "score": "score"})
+    builder.add_edge("jury", "score")
+    builder.add_edge("score", add_review(builder, answer_labels))
+    return builder
+
+
+builder = make_builder(MADFactContext)
 graph = builder.compile(name="mad-fact")

@@ -394,6 +394,18 @@ _ALL = (
         given="evidence",
         extras=("evidence", "moderator_notes", "screen"),
     ),
+    MethodSpec(
+        "escalate-mad-fact",
+        "escalate_mad_fact:graph",
+        "mad_fact.context:MADFactContext",
+        "Escalating MAD-Fact: the single verifier rates each atomic claim k times; the jury "
+        "only for claims its ratings disagree on",
+        family=ESCALATION,
+        input_kind="answer",
+        derive="escalation.context:sampled_screen_settings",
+        screens="mad-fact",
+        extras=("claims", "split_without_model", "dropped", "scores", "golden"),
+    ),
 )
 METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in _ALL}
 """Every method by name, each family's own method first."""
