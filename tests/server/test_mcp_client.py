@@ -168,3 +168,30 @@ async def test_an_unknown_tool_names_the_tools(server: LanggraphDev):
         result = await session.call_tool("bench_tool-mad_79a8079a", {"claim": CLAIM})
     assert result.is_error and "unknown tool" in result.content[0].text
     assert "tool-mad" in result.content[0].text
+
+
+async def test_a_caller_that_leaves_ends_its_run(server: LanggraphDev):
+    import anyio
+
+    started = anyio.Event()
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        started.set()
+
+    mcp_client, http = client(server)
+    async with http, mcp_client as session, anyio.create_task_group() as group:
+
+        async def call() -> None:
+            await session.call_tool(
+                "tool-mad",
+                {"claim": CLAIM, "settings": {"model": "scripted-slow"}},
+                progress_callback=progress,
+            )
+
+        group.start_soon(call)
+        with anyio.fail_after(COMMAND_GUARD_S):
+            await started.wait()  # the run is going on
+        group.cancel_scope.cancel()  # the caller leaves mid-run
+    with anyio.fail_after(COMMAND_GUARD_S):
+        while "on_disconnect=cancel" not in (server.folder / "server.log").read_text():
+            await anyio.sleep(0.2)  # the server ends the run it started for the call
