@@ -321,7 +321,8 @@ async def _call(
             _journal(site, "rejected" if retry else "failed", status, 0, 0)
             if not retry:
                 pacing.count(failed_calls=1)
-                return _failed(exc, attempts, site), attempts
+                cut_site = site if cut >= site.timeout else replace(site, timeout=max(cut, 0.001))
+                return _failed(exc, attempts, cut_site), attempts
             pacing.count(retried=1)
             if wait > 0:
                 await _sleep(wait)
