@@ -308,7 +308,10 @@ def _fetch_in(
             if attempt == ATTEMPTS or not grew or "connection closed" not in str(exc):
                 raise DatasetError(f"cannot download {url}: {exc}; {resume}") from None
         except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
-            raise DatasetError(f"cannot download {url}: {_why(exc)}; {resume}") from None
+            raise DatasetError(
+                f"cannot download {url}: {_why(exc)}; {resume}, or give --mirror URL (a "
+                "server holding the official files under the same paths, docs/datasets.md)"
+            ) from None
     if _digest(folder_fd, part.name, part) != item.sha256:
         os.unlink(part.name, dir_fd=folder_fd)
         raise DatasetError(

@@ -56,7 +56,7 @@ def _fever_corpus(path: Path, issues: list[LoadIssue]) -> list[Evidence]:
 
 
 def load_fever_mini_corpus(path: str | Path | None = None) -> list[Evidence]:
-    """Load the 293 FEVER evidence sentences of ``fever_rag_mini`` as retrieval documents.
+    """Load the FEVER evidence sentences of ``fever_rag_mini`` as retrieval documents.
 
     Args:
         path: The ``fever/fever_rag_mini`` folder (default: shared datasets).
@@ -72,7 +72,9 @@ def load_fever_mini_corpus(path: str | Path | None = None) -> list[Evidence]:
 
 
 def load_fever_mini(path: str | Path | None = None) -> LoadedDataset[ClaimItem]:
-    """Load the 535 ``fever_rag_mini`` claims with their gold sentence as evidence.
+    """Load the ``fever_rag_mini`` claims with their gold sentence as evidence.
+
+    The shared folder's set holds 535 claims (3 labels); ``datasets get`` builds 355 (2).
 
     Args:
         path: The ``fever/fever_rag_mini`` folder (default: shared datasets).

@@ -228,3 +228,9 @@ def test_a_download_under_the_minimum_rate_is_cut_once_the_window_passed(
     at[0] = 31.0
     with pytest.raises(download._Cut, match="under the minimum 100"):
         clock.check(310)
+
+
+def test_an_unreachable_host_names_the_mirror_and_what_it_holds(home: Path) -> None:
+    done = get("http://127.0.0.1:9")
+    assert done.exit_code == 2 and len(done.output.strip().splitlines()) == 1
+    assert "--mirror URL" in done.output and "official files under the same paths" in done.output
