@@ -137,3 +137,13 @@ def test_the_served_graph_refuses_a_screen_model_the_operator_did_not_allow(monk
     assert served(screen_model="openai:gpt-4o-mini").screen_model == "openai:gpt-4o-mini"
     with pytest.raises(SettingsError, match="screen_model='openai:gpt-4o' is not allowed"):
         served(screen_model="openai:gpt-4o")
+
+
+async def test_an_unreadable_screen_escalates(scripted, fake_tools):
+    rules = debate_rules()
+    rules.insert(0, (lambda p: ARGUE_MARK in p and "local document collection" in p, "Hmm."))
+    name, _ = scripted(rules)
+    out = await run_escalation(name, max_rounds=1)
+    assert out["screen"]["labels"] == [None, "SUPPORTS"]
+    assert out["screen"]["reason"] == "disagreed" and out["screen"]["escalated"]
+    assert out["stop_reason"] != "screen_agreed"
