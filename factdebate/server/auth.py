@@ -7,8 +7,9 @@ by. With a key file (``FACTDEBATE_SERVER_KEYS``, see ``factdebate.server.keys``)
 presents its key (``Authorization: Bearer KEY`` or ``X-Api-Key: KEY``, as ``langgraph_sdk``
 sends ``api_key``) and acts in its principal's role:
 
-- ``client``: creates threads (owned by it), runs and reads its own threads only; never
-  decides a review, steers a paused run (``command``) or runs from an earlier checkpoint;
+- ``client``: creates threads (owned by it) and assistants, runs and reads its own threads
+  only; never decides a review, steers a paused run (``command``) or runs from an earlier
+  checkpoint;
 - ``reviewer``: reads every thread and resumes one with a decision (``command.resume``),
   nothing else;
 - ``operator``: sees and manages everything (assistants, crons, the store, deletes), but does
@@ -305,6 +306,20 @@ async def create_run(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.Filt
             )
         return _own(ctx, value)
     _refuse(ctx, "start runs")
+
+
+@auth.on.assistants.create
+async def create_assistant(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType | None:
+    """A client creates assistants of its own settings (``bench --server`` does); a reviewer none.
+
+    Changing and deleting assistants stays the operator's.
+    """
+    roles = _roles(ctx)
+    if "operator" in roles:
+        return None
+    if "client" in roles:
+        return _own(ctx, value)
+    _refuse(ctx, "create assistants")
 
 
 @auth.on.assistants.read

@@ -241,7 +241,6 @@ async def test_what_a_reviewer_may_not_do(resource: str, action: str):
     ("resource", "action"),
     [
         ("threads", "delete"),
-        ("assistants", "create"),
         ("assistants", "update"),
         ("assistants", "delete"),
         ("crons", "create"),
@@ -256,6 +255,12 @@ async def test_managing_is_the_operators(resource: str, action: str):
     answer = await _ask(["client"], resource, action, {"metadata": {}})
     assert isinstance(answer, tuple) and answer[0] == 403, answer
     assert await _ask(["operator"], resource, action, {"metadata": {}}) is None
+
+
+async def test_a_client_creates_assistants_of_its_own():
+    value = {"graph_id": "tool-mad", "metadata": {"owner": "mallory"}}
+    assert await _ask(["client"], "assistants", "create", value) == {"owner": "alice"}
+    assert value["metadata"] == {"owner": "alice"}
 
 
 async def test_everyone_with_a_role_reads_the_assistants():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -178,7 +179,11 @@ def test_the_operator_sees_every_clients_threads_and_a_client_only_its_own(serve
     alices = {t["thread_id"] for t in alice.post("/threads/search", json={"limit": 1000}).json()}
     assert mine in alices and theirs not in alices
     assert ops.get(f"/threads/{theirs}").status_code == 200
-    assert alice.post("/assistants", json={"graph_id": "tool-mad"}).status_code == 403
+    made = alice.post("/assistants", json={"graph_id": "tool-mad", "name": "alice's"}).json()
+    assert made["metadata"]["owner"] == "alice"
+    assistant = f"/assistants/{made['assistant_id']}"
+    assert alice.patch(assistant, json={"name": "renamed"}).status_code == 403
+    assert alice.delete(assistant).status_code == 403  # managing is the operator's
     assert ops.delete(f"/threads/{theirs}").status_code in (200, 204)
 
 
@@ -277,3 +282,45 @@ async def test_over_the_websocket_too_a_decided_review_is_not_reopened(served):
     assert answer.get("id") == 2 and "new input" in json.dumps(answer), answer
     assert ops.get(f"/threads/{thread}/runs").json() == runs_before  # no run was made
     assert _stored(ops, thread) == decided
+
+
+async def test_a_bench_with_a_client_key_is_decided_by_a_reviewer_and_synced_by_its_client(
+    served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import asyncio
+
+    from typer.testing import CliRunner
+
+    from factdebate.bench import arun_bench, read_results
+    from factdebate.cli import app
+    from tests.bench.test_runner import make_data
+
+    url, keys = served
+    monkeypatch.setenv("LANGGRAPH_API_KEY", keys["alice"])  # what langgraph_sdk's client sends
+    out = tmp_path / "run"
+    await arun_bench(
+        "tool-mad",
+        "fever-mini",
+        out,
+        data_dir=make_data(tmp_path / "data", "S"),
+        server_url=url,
+        context={**SETTINGS, "max_rounds": 1},
+        pages=False,
+    )
+    (row,) = read_results(out / "results.jsonl")
+    run_id = row["review"]["run"]
+    runner = CliRunner()
+    refused = await asyncio.to_thread(
+        runner.invoke, app, ["review", "--server", url, "--run", run_id, "--approve-all"]
+    )
+    assert "0 of 1 reviewed" in refused.output, refused.output  # a client decides nothing
+    monkeypatch.setenv("LANGGRAPH_API_KEY", keys["rita"])
+    decided = await asyncio.to_thread(
+        runner.invoke, app, ["review", "--server", url, "--run", run_id, "--approve-all"]
+    )
+    assert "1 of 1 reviewed" in decided.output, decided.output
+    monkeypatch.setenv("LANGGRAPH_API_KEY", keys["alice"])
+    synced = await asyncio.to_thread(runner.invoke, app, ["review", str(out)])
+    assert "1 decision(s) taken on the server" in synced.output, synced.output
+    (row,) = read_results(out / "results.jsonl")
+    assert row["review"]["status"] == "approved" and row["review"]["by"] == "rita"
