@@ -14,7 +14,10 @@ would end or rewrite a review without one. Routes that do harm whoever calls (th
 server's ``/deploy`` and ``/internal/*``) are refused; every error body it passes on or
 writes has its secrets redacted. Who may call which action is ``factdebate.server.auth``'s
 (LangGraph custom auth, ``auth`` in ``langgraph.json``). Parsing and checks run off the
-event loop.
+event loop. It refuses a run with review where no thread can keep its pause
+(``NEEDS_THREAD``), makes a text-only A2A message the method's input
+(``factdebate.server.a2a_input``), and mounts factdebate's MCP endpoint at ``/mcp``
+(``factdebate.server.mcp_endpoint``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from factdebate.evidence import served_hook
 from factdebate.graphs.registry import METHODS, context_class
 from factdebate.nodes.policy import operator_problem
 from factdebate.nodes.review import NEEDS_THREAD
+from factdebate.server.a2a_input import text_as_input
 from factdebate.server.decisions import (
     NEW_INPUT,
     NO_DECISION,
@@ -297,9 +301,9 @@ class ContextCheck:
                 return
         body = bytes(received)
         data, problem = await asyncio.to_thread(_parse, body)
+        targets: list[str | None] = []
         if problem is None and checks(str(method), path):
             found: dict[str | None, str | None] = {}
-            targets = []
             for payload in _payloads(data):
                 ref = _assistant_ref(path, payload)
                 if ref not in found:
@@ -311,6 +315,11 @@ class ContextCheck:
         if problem:
             await _reply(send, 422, problem)
             return
+        if path.startswith("/a2a/") and targets:  # a text message is the method's input
+            rewritten = text_as_input(data, targets[0])
+            if rewritten is not data:
+                data, body = rewritten, json.dumps(rewritten).encode("utf-8")
+                scope = {**scope, "headers": _with_length(scope.get("headers", []), len(body))}
         resume = resume_of(path, method, data)
         if resume is None:
             await self._forward(scope, body, receive, send)
