@@ -165,9 +165,9 @@ def _build(
                 f"expected openai-compatible:MODEL@http://host:port/v1, got {redact(spec)!r}"
             )
         _check_base_url(spec, base_url)
-        from langchain_openai import ChatOpenAI
+        from factdebate.tools.models.lean_openai import LeanChatOpenAI
 
-        return ChatOpenAI(
+        return LeanChatOpenAI(
             model=model_name,
             base_url=base_url,
             api_key=endpoint_key(base_url),  # type: ignore[arg-type]
@@ -189,6 +189,10 @@ def _build(
         if provider in ("openai", "azure_openai"):
             kwargs["include_response_headers"] = True
     try:
+        if provider == "openai":  # the class init_chat_model builds, with leaner requests
+            from factdebate.tools.models.lean_openai import LeanChatOpenAI
+
+            return LeanChatOpenAI(model=name, **kwargs)
         model: BaseChatModel = init_chat_model(name, model_provider=provider, **kwargs)
         return model
     except Exception as exc:  # provider packages raise many types; report one clear error
