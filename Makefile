@@ -9,7 +9,7 @@ export RAGAS_DO_NOT_TRACK := true
 export LANGGRAPH_CLI_NO_ANALYTICS := 1
 export LANGGRAPH_NO_VERSION_CHECK := true
 
-.PHONY: demo test test-fast lint docs bench-speed bench-fusion bench-bm25 bench-encoder bench-cli milvus-server bench-scale bench-retrieval bench-limits
+.PHONY: demo test test-fast lint docs bench-speed bench-fusion bench-bm25 bench-encoder bench-cli milvus-server bench-scale bench-retrieval bench-limits bench-concurrent bench-busy
 
 # llama.cpp is compiled here. A native build (-march=native) uses AMX tile instructions on
 # CPUs that report them, and those fault in VMs that do not virtualise AMX (segfault on the
@@ -113,3 +113,13 @@ bench-server: $(VENV)/.installed
 # coverage, 429 share, rates against the limits, wall over the ideal (about 35 minutes).
 bench-limits: $(VENV)/.installed
 	$(PY) -m benchmarks.limits
+
+# 1 and 10 Tool-MAD claims at once against a fixed-latency (0.5 s) fake provider: wall over the
+# 13-call chain and CPU per call, beside LangChain's ChatOpenAI (about 3 minutes).
+bench-concurrent: $(VENV)/.installed
+	$(PY) -m benchmarks.concurrent_claims
+
+# The demo claim on the embedded model idle, then beside two busy loops at nice 0: both times
+# and the ratio (minutes; the default collection is built first when missing).
+bench-busy: $(VENV)/.installed
+	$(PY) -m benchmarks.busy_machine
