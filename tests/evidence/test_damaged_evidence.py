@@ -414,3 +414,22 @@ def test_a_home_that_cannot_be_made_stops_the_run_before_any_call(
     ):
         raise AssertionError("the run must not start")
     assert not (tmp_path / "run").exists()
+
+
+def test_a_damaged_repeat_is_one_line_through_show_and_run_frame(tmp_path: Path) -> None:
+    from factdebate.bench.judging.rows import run_frame
+
+    bench = tmp_path / "bench"
+    log_run(bench / "repeat-1")
+    log_run(bench / "repeat-2")
+    rewrite_card(bench / "repeat-2" / "evidence", lambda c: {**c, "scopes": "exact"})
+    before = folder_hash(bench)
+    line = shown_line(bench)
+    assert "repeat-2" in line and "evidence.json scopes" in line, line
+    damaged = log_run(tmp_path / "damaged")
+    (damaged / "results.jsonl").write_text('{"id": "0", "gold": "SUPPORTS"}\n')
+    rewrite_table(damaged / "evidence" / CALLS, "k", pa.array(["three", "three"]))
+    with pytest.raises(EvidenceError, match="column k is string") as caught:
+        run_frame(damaged)
+    assert "\n" not in str(caught.value)
+    assert folder_hash(bench) == before
