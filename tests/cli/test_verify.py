@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from factdebate.cli import app
 from tests.bounded import MODEL_GUARD_S, run_bounded
 from tests.conftest import REPO
+from tests.reruns import differences, without_times
 
 runner = CliRunner()
 
@@ -62,24 +63,23 @@ def test_invalid_utf8_on_stdin(data_home):
 
 @pytest.mark.slow
 def test_verify_json_on_embedded_default(tmp_path: Path):
-    """End to end: real SmolLM2, MiniLM, Milvus Lite and BM25; one JSON object on stdout."""
+    """End to end: real SmolLM2, MiniLM, Milvus Lite and BM25; one JSON object on stdout.
+
+    Bounded by its work (one round, a 128-token cap), not the clock. Run twice, the same
+    command gives the same result field by field, times aside: every sampled call (answers,
+    relevance questions) is seeded.
+    """
     import os
 
     env = {**os.environ, "FACTDEBATE_HOME": str(tmp_path / "home"), "FACTDEBATE_MODEL": "local"}
-    proc = cli(
-        "verify",
-        "The Eiffel Tower is located in Paris.",
-        "--json",
-        "--rounds",
-        "1",
-        "--set",
-        "max_output_tokens=128",
-        "--set",
-        "relevance_strictness=1",
-        env=env,
-    )
+    args = ["verify", "The Eiffel Tower is located in Paris.", "--json", "--rounds", "1",
+            "--set", "max_output_tokens=128", "--set", "relevance_strictness=1"]  # fmt: skip
+    proc = cli(*args, env=env)
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     result = json.loads(proc.stdout)
+    again = cli(*args, env=env)
+    assert again.returncode == 0, again.stderr.decode()[-2000:]
+    assert differences(without_times(result), without_times(json.loads(again.stdout))) == []
     from factdebate.api import CONTRACT_KEYS
 
     assert set(result) >= set(CONTRACT_KEYS)
