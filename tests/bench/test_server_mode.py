@@ -75,7 +75,8 @@ def same(a: Any, b: Any) -> bool:
 
 def rows_of(out: Path) -> list[dict[str, Any]]:
     rows = read_results(out / "results.jsonl")
-    return sorted(({k: v for k, v in r.items() if k != "latency_s"} for r in rows), key=str)
+    kept = ({k: v for k, v in r.items() if k not in ("latency_s", "attempt")} for r in rows)
+    return sorted(kept, key=str)  # an item's try id is new in every run
 
 
 def finished_lines(out: Path) -> int:
