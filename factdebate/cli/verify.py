@@ -88,6 +88,14 @@ def verify(
         "evidence_from": None if evidence_from is None else str(evidence_from),
     }
     settings = checked_settings(method, "verify", set_, flags, claim)  # before the heavy imports
+    if evidence_log is not None:  # a device or a pipe there would throw every paid answer away
+        from factdebate.evidence.session import check_log_folder
+        from factdebate.evidence.store import LOG_DIR
+
+        try:
+            check_log_folder(evidence_log.expanduser() / LOG_DIR)
+        except FactDebateError as exc:
+            fail(str(exc))
     if review or approve or verdict is not None:
         settings["review"] = True
     run = _prepare(claim, method, settings, documents, thread, checkpoint, html, approve, verdict)

@@ -433,3 +433,15 @@ def test_a_damaged_repeat_is_one_line_through_show_and_run_frame(tmp_path: Path)
         run_frame(damaged)
     assert "\n" not in str(caught.value)
     assert folder_hash(bench) == before
+
+
+def test_verify_refuses_an_evidence_log_at_a_device_before_any_call(data_home: Path) -> None:
+    done = runner.invoke(
+        app,
+        ["verify", "Paris is in France.", "--model", "openai:gpt-4o-mini"]
+        + ["--evidence-log", "/dev/null"],
+        env={"COLUMNS": "400", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"},
+    )
+    assert done.exit_code == 2, done.output
+    lines = [line for line in done.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "a device or a pipe, not a folder" in lines[0], done.output
