@@ -58,7 +58,8 @@ class Resume:
 
 
 def _steers(command: Any) -> bool:
-    return isinstance(command, dict) and bool({"update", "goto"} & set(command))
+    """Whether a command updates or jumps (RemoteGraph sends both keys, empty, with a resume)."""
+    return isinstance(command, dict) and bool(command.get("update") or command.get("goto"))
 
 
 def _rewinds(payload: dict[str, Any]) -> bool:
