@@ -133,7 +133,9 @@ def _serve(scenario: Scenario, golds: dict[str, str], conn: Connection) -> None:
     conn.close()
 
 
-def run_scenario(scenario: Scenario, data_dir: Path | None, out: Path) -> dict[str, Any]:
+def run_scenario(
+    scenario: Scenario, data_dir: Path | None, out: Path, told: bool = False
+) -> dict[str, Any]:
     """Start the provider, bench the scenario's method into ``out``, return what was measured."""
     golds = gold_labels(data_dir)
     spawn = multiprocessing.get_context("spawn")
@@ -145,7 +147,7 @@ def run_scenario(scenario: Scenario, data_dir: Path | None, out: Path) -> dict[s
             raise RuntimeError("the fake provider did not start within 120 s")
         model = parent.recv()
         started = time.perf_counter()
-        metrics = _bench(scenario, model, data_dir, out)
+        metrics = _bench(scenario, model, data_dir, out, told)
         wall = time.perf_counter() - started
         parent.send("stop")
         counters: dict[str, Any] = parent.recv()
@@ -153,15 +155,23 @@ def run_scenario(scenario: Scenario, data_dir: Path | None, out: Path) -> dict[s
         server.join(30)
         if server.is_alive():
             server.terminate()
-    return measured(scenario, metrics, counters, wall)
+    return {**measured(scenario, metrics, counters, wall), "told_limits": told}
 
 
-def _bench(scenario: Scenario, model: str, data_dir: Path | None, out: Path) -> dict[str, Any]:
-    """``factdebate bench``'s run of the scenario (fixed documents, hash embeddings)."""
+def _bench(
+    scenario: Scenario, model: str, data_dir: Path | None, out: Path, told: bool
+) -> dict[str, Any]:
+    """``factdebate bench``'s run of the scenario (fixed documents, hash embeddings).
+
+    ``told``: the client is given the account's limits (``rpm``, ``tpm``) instead of learning
+    them from the provider's headers.
+    """
     from benchmarks.speed import fake_embeddings, fake_retrieval
     from factdebate.bench import run_bench
 
     context: dict[str, Any] = {"model": model, "collection": "bench_limits"}
+    if told:
+        context.update(rpm=scenario.rpm, tpm=scenario.tpm)
     with fake_retrieval(), fake_embeddings():
         return run_bench(
             scenario.method,
@@ -227,7 +237,9 @@ def render(results: list[dict[str, Any]]) -> str:
         token_limit = f"{r['tpm_limit']:,}" if r["tpm_limit"] else "none"
         run = (
             f"{r['scenario']}, {r['claims']} fever-mini claims, --concurrency {r['concurrency']}, "
-            f"{r['rpm_limit']} RPM ({per})" + (f" / {token_limit} TPM" if r["tpm_limit"] else "")
+            f"{r['rpm_limit']} RPM ({per})"
+            + (f" / {token_limit} TPM" if r["tpm_limit"] else "")
+            + (", limits set on the client" if r.get("told_limits") else "")
         )
         cells = [
             run,
@@ -255,6 +267,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=None, help="datasets root folder")
     parser.add_argument("--out", type=Path, default=None, help="keep the run folders here")
     parser.add_argument("--claims", type=int, default=None, help="fewer claims (a quick check)")
+    parser.add_argument(
+        "--set-limits",
+        action="store_true",
+        help="give the client the account's limits (--set rpm=... tpm=...) instead of letting it "
+        "learn them from the provider's headers",
+    )
     parser.add_argument("--json", action="store_true", help="also print the results as JSON")
     args = parser.parse_args(argv)
     if args.claims is not None and not 1 <= args.claims <= 500:
@@ -269,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
             scenario = SCENARIOS[name]
             if args.claims is not None:
                 scenario = replace(scenario, claims=min(args.claims, scenario.claims))
-            results.append(run_scenario(scenario, args.data_dir, root / name))
+            results.append(run_scenario(scenario, args.data_dir, root / name, args.set_limits))
             print(render(results[-1:]), flush=True)
     print()
     print(render(results))
