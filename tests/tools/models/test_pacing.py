@@ -474,3 +474,18 @@ def test_the_fake_provider_refuses_past_its_limit_with_openai_headers():
         assert int(refused.headers["retry-after-ms"]) > 0
         assert "x-ratelimit-reset-tokens" in refused.headers
     assert fake.counts == {"received": 2, "answered": 1, "limited": 1, "errors": 0, "hangs": 0}
+
+
+@pytest.mark.parametrize(
+    ("kind", "fault"),
+    [
+        ("rate_limited", True),
+        ("timeout", True),
+        ("model_error", True),
+        ("parse_error", False),
+        ("truncated", False),
+    ],
+)
+def test_a_fault_is_a_call_without_an_answer(kind, fault):
+    record = llm.CallSite(role="judge", agent="j", stage="judge").error(kind, "m")
+    assert llm.is_fault(record) is fault
