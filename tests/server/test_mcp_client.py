@@ -26,7 +26,7 @@ mcp = pytest.importorskip("mcp", reason="the mcp SDK is not installed (pip insta
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 (the mcp SDK's HTTP client) is missing")
 
 pytestmark = pytest.mark.service
-READ_TIMEOUT_S = 5 * DELAY_S
+READ_TIMEOUT_S = 6 * DELAY_S
 """The client's read timeout in the long-run test: a few model calls, far below the run's.
 
 Between two finished steps a run makes at most two model calls (a debater's RAGAS scores)."""
@@ -114,7 +114,7 @@ async def test_a_run_longer_than_the_read_timeout_completes_with_progress(server
         )
     assert not result.is_error, result.content
     calls = result.structured_content["cost"]["total"]["llm_calls"]
-    assert calls * DELAY_S > 2 * READ_TIMEOUT_S  # the run outlasted the read timeout
+    assert calls * DELAY_S > 1.5 * READ_TIMEOUT_S  # the run outlasted the read timeout
     assert len(steps) >= 3 and [s[0] for s in steps] == sorted(s[0] for s in steps)
     assert any("finished" in (m or "") for _, m in steps)
     assert result.structured_content["verdict"] == "SUPPORTS"
