@@ -96,3 +96,13 @@ def test_progress_names_429s_retries_and_failures_as_they_happen() -> None:
     assert faults() == "3 429s · 2 retried"
     pacing.count(failed_calls=1, hangs_cut=1)
     assert faults() == "3 429s · 2 retried · 1 failed calls · 1 hangs cut"
+
+
+def test_paired_tests_pair_only_items_both_runs_answered() -> None:
+    from factdebate.bench.judging.stats import paired_test
+
+    a = [row(0, "SUPPORTS"), row(1, "SUPPORTS"), row(2, None, "rate_limited")]
+    b = [row(0, "REFUTES"), row(1, "SUPPORTS"), row(2, "REFUTES")]
+    tested = paired_test(a, b, "labels")
+    assert (tested["n"], tested["items_a"], tested["items_b"]) == (2, 3, 3)
+    assert (tested["a"], tested["b"], tested["only_a"], tested["only_b"]) == (1.0, 0.5, 1, 0)

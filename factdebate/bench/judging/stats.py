@@ -335,18 +335,23 @@ def _item_content(row: Row) -> str:
 
 
 def _by_item(rows: Sequence[Row], task: str) -> dict[tuple[str, str], tuple[float, str]]:
-    """Per item key: its mean correctness over its repeats, and what the item was."""
+    """Per answered item key: its mean correctness over its answered repeats, and the item.
+
+    A failed row (``answered_rows``) is a fault, not a wrong answer: it is left out, and an
+    item no repeat answered has no score to pair.
+    """
     right = _right(task)
     return {
         item_key(g[0]): (sum(right(r) for r in g) / len(g), _item_content(g[0]))
-        for g in item_groups(rows)
+        for g in item_groups(answered_rows(rows))
     }
 
 
 def paired_test(rows_a: Sequence[Row], rows_b: Sequence[Row], task: str) -> dict[str, Any]:
     """Paired tests of two runs' headline score (accuracy or strict EM) on their shared items.
 
-    An item is shared when both runs hold its key (dataset and id, ``item_key``) and it was
+    An item is shared when both runs answered it (a failed item is not scored), both hold
+    its key (dataset and id, ``item_key``) and it was
     the same item in both (same claim or question, same gold); an item whose key matches but
     whose text or gold differs is not paired (``differing`` counts them). Per item, a run's
     score is its mean correctness over its repeats; McNemar's test counts an item right when
@@ -372,8 +377,8 @@ def paired_test(rows_a: Sequence[Row], rows_b: Sequence[Row], task: str) -> dict
         tested["difference"] = None
     return {
         "n": len(shared),
-        "items_a": len(by_a),
-        "items_b": len(by_b),
+        "items_a": len(item_groups(rows_a)),
+        "items_b": len(item_groups(rows_b)),
         "differing": len(both) - len(shared),
         "a": sum(a) / len(a) if a else None,
         "b": sum(b) / len(b) if b else None,
