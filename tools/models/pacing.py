@@ -36,9 +36,10 @@ LATENCY_SAMPLES = 256
 MIN_LATENCY_SAMPLES = 16
 """Answers needed before the hang cut replaces the call timeout."""
 HANG_PERCENTILE = 0.99
-SLOW_START = 4
-"""Requests in flight to an endpoint not heard from yet: its first answers tell its limits,
-and the window then grows by one per answer (slow start) until the first 429 or its ceiling."""
+SLOW_START = 32
+"""Requests in flight to an endpoint whose limits are unknown (neither set nor learned yet):
+its first answers tell them, and the window grows by one per answer (slow start) until the
+first 429 or its ceiling. Once a limit is known the buckets pace and the window opens."""
 MAX_ENDPOINTS = 1024
 _clock: Callable[[], float] = time.monotonic
 
@@ -250,6 +251,13 @@ class Window:
         else:
             future.set_result(None)
 
+    def open(self) -> None:
+        """End the slow start: the limits are known, the buckets pace from here."""
+        with self.lock:
+            self.slow_start = False
+            self.limit = float(self.ceiling)
+        self._wake()
+
     def grow(self) -> None:
         """One answer came: the limit grows by one per window of answers."""
         with self.lock:
@@ -311,10 +319,13 @@ class Endpoint:
 
     def _apply(self, limits: Limits) -> None:
         """Take a call's settings: set limits win over learned ones."""
-        self.requests.per_minute(limits.rpm or self.learned_rpm)
-        self.tokens.per_minute(limits.tpm or self.learned_tpm)
+        rpm, tpm = limits.rpm or self.learned_rpm, limits.tpm or self.learned_tpm
+        self.requests.per_minute(rpm)
+        self.tokens.per_minute(tpm)
         if limits.max_in_flight != self.window.ceiling:
             self.window.set_ceiling(limits.max_in_flight)
+        if (rpm or tpm) and self.window.slow_start:
+            self.window.open()
 
     async def admit(self, limits: Limits, tokens: float, until: float, sleep: Sleep) -> bool:
         """Wait for a slot and rate credit for one request of ``tokens``; False past ``until``.

@@ -77,13 +77,26 @@ def test_a_request_larger_than_the_bucket_leaves_a_debt_instead_of_waiting_forev
 
 
 async def test_the_window_starts_small_and_doubles_per_window_until_the_first_429():
-    window = Window(64)
+    window = Window(256)
     assert window.limit == pacing.SLOW_START
-    for _ in range(4):
+    for _ in range(pacing.SLOW_START):
         window.grow()
     assert window.limit == 2 * pacing.SLOW_START
     window.shrink(at=10.0, settle_s=1.0)
     assert window.limit == pacing.SLOW_START and not window.slow_start
+
+
+async def test_known_limits_open_the_window_at_once(monkeypatch):
+    monkeypatch.setattr(pacing, "_clock", lambda: 0.0)
+    point = pacing.endpoint("known")
+    assert point.window.limit == min(pacing.SLOW_START, Limits().max_in_flight)
+    limits = Limits(rpm=600, max_in_flight=100)
+
+    async def sleep(seconds: float) -> None:
+        return None
+
+    assert await point.admit(limits, 0, until=10, sleep=sleep)
+    assert point.window.limit == 100 and not point.window.slow_start
 
 
 async def test_the_window_halves_on_429s_once_per_burst_and_grows_back():
