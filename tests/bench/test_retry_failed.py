@@ -94,3 +94,22 @@ def test_a_folder_benched_against_a_provider_failing_every_call_is_finished_agai
     report = (tmp_path / "run" / "report.md").read_text()
     assert "This run retried 3 items that had failed before: 0 still failed." in report
     assert "Coverage 100.0%: 3 of 3 items answered." in report
+
+
+def test_repeats_retry_their_failed_items_and_the_combined_bill_keeps_every_call(
+    tmp_path: Path, data_home: Path, scripted: Any
+) -> None:
+    from factdebate.bench.running.repeats import run_repeats
+
+    data = make_data(tmp_path / "data", "SS")
+    name, model = scripted([("number 0", DOWN)], default="**SUPPORTS**")
+    args: dict[str, Any] = {"data_dir": data, "limit": None, "seed": 0, "concurrency": 2}
+    context = {"model": name, "model_retries": 0}
+    run_repeats("cot", "fever-mini", tmp_path / "run", repeats=2, context=context, **args)
+    model.rules = []
+    combined = run_repeats(
+        "cot", "fever-mini", tmp_path / "run", repeats=2, context=context, **args
+    )
+    assert (combined["failed"], combined["answered"]) == (0, 4)
+    assert combined["run"]["retried"] == {"items": 2, "still_failed": 0}
+    assert combined["cost"]["llm_calls"] == len(model.prompts) == 6

@@ -16,7 +16,7 @@ from factdebate.bench.judging.page import write_bench_page
 from factdebate.bench.judging.report import write_summary
 from factdebate.bench.judging.rows import REPEAT_PREFIX, load_run
 from factdebate.bench.judging.scoring import RESULTS
-from factdebate.bench.running.runner import SAME_RUN_KEYS, Progress, arun_bench
+from factdebate.bench.running.runner import SAME_RUN_KEYS, Progress, arun_bench, merge_outside
 from factdebate.datasets import ANSWER_TASK, LABEL_TASK
 from factdebate.runs.folder import RUN_FILE, RunFolderError, check_out_dir, check_same_run
 from factdebate.settings import MAX_REPEATS, check_count
@@ -108,6 +108,8 @@ async def arun_repeats(
         notes.append(GREEDY_NOTE)
     first: dict[str, Any] = {}
     wall = 0.0
+    outside: list[dict[str, Any] | None] = []  # each repeat's calls no row holds
+    retried = {"items": 0, "still_failed": 0}
     before = {"correct": 0.0, "calls": 0.0, "tok": 0.0}  # the repeats already finished
     for r in range(1, repeats + 1):
         latest = dict.fromkeys(before, 0.0)  # this repeat's, as its progress last said
@@ -140,6 +142,9 @@ async def arun_repeats(
             before[key] += latest[key]
         first = first or metrics
         wall += float(metrics["run"].get("wall_s") or 0.0)
+        outside.append(metrics["run"].get("outside_rows"))
+        for key in retried:
+            retried[key] += int((metrics["run"].get("retried") or {}).get(key, 0))
         if r == 1:  # repeat 1 checked the settings and the data: record the whole run
             check_same_run(out_dir, run, compared)
     task = str(first["task"]) if "task" in first else LABEL_TASK
@@ -152,6 +157,8 @@ async def arun_repeats(
         dataset_sha256=first["run"].get("dataset_sha256"),
         provenance=first["run"].get("provenance"),
         repeat_dirs=[repeat_dir(out_dir, r).name for r in range(1, repeats + 1)],
+        retried=retried,
+        outside_rows=merge_outside(outside),
     )
     check_same_run(out_dir, run, compared)  # records repeats, task and data beside the rest
     rows = await asyncio.to_thread(load_run, out_dir)

@@ -323,6 +323,21 @@ def outside_rows(
     }
 
 
+def merge_outside(parts: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """Several runs' ``outside_rows`` (a run with repeats) as one (None: none had any)."""
+    found = [p for p in parts if p]
+    if not found:
+        return None
+    cost: dict[str, dict[str, int]] = {}
+    for part in found:
+        for role, usage in part["cost"].items():
+            have = cost.setdefault(role, {})
+            for key, value in usage.items():
+                have[key] = have.get(key, 0) + int(value)
+    counts = ("retried_rows", "cut_off_items", "cut_off_requests")
+    return {"cost": cost, **{k: sum(int(p.get(k, 0)) for p in found) for k in counts}}
+
+
 def _provenance(context_cls: Any, settings: dict[str, Any]) -> dict[str, Any] | None:
     """What produced the run (``run_provenance``), or None when the settings are not ours to read.
 
