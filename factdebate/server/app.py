@@ -38,6 +38,7 @@ from factdebate.graphs.registry import METHODS, context_class
 from factdebate.nodes.policy import operator_problem
 from factdebate.nodes.review import NEEDS_THREAD
 from factdebate.server.a2a_input import text_as_input
+from factdebate.server.auth import run_refusal
 from factdebate.server.decisions import (
     NEW_INPUT,
     NO_DECISION,
@@ -286,6 +287,11 @@ class ContextCheck:
         if scope["type"] == "http" and REFUSED.match(path):
             await _reply(send, 403, f"{path} is not served here (it deploys or deletes)")
             return
+        if scope["type"] == "http" and path.rstrip("/") == "/mcp":
+            refused = run_refusal(scope)  # its runs start in process, past LangGraph's auth
+            if refused is not None:
+                await _reply(send, *refused)
+                return
         if scope["type"] == "http":
             send = redacting_errors(send)
         if scope["type"] != "http" or method not in _WITH_BODY:

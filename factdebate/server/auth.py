@@ -25,6 +25,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import os
+from collections.abc import Mapping
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
@@ -136,6 +137,27 @@ def caller(headers: dict[bytes, bytes], server_host: str | None) -> tuple[str, l
     if principal is None:
         raise Auth.exceptions.HTTPException(401, "unknown key")
     return principal.identity, [principal.role]
+
+
+RUNNERS = frozenset({"client", "operator"})
+"""The roles that may start runs."""
+
+
+def run_refusal(scope: Mapping[str, Any]) -> tuple[int, str] | None:
+    """Status and one line refusing a request that starts runs outside LangGraph's auth, if so.
+
+    The custom app's ``/mcp`` route starts runs through the server's in-process client, which
+    LangGraph's auth does not see: the caller's key is checked here instead, by the same rule.
+    """
+    headers = {bytes(k).lower(): bytes(v) for k, v in scope.get("headers", [])}
+    server = scope.get("server") or (None, None)
+    try:
+        identity, roles = caller(headers, server[0])
+    except Auth.exceptions.HTTPException as exc:
+        return exc.status_code, str(exc.detail)
+    if not RUNNERS & set(roles):
+        return 403, f"{identity} ({'/'.join(sorted(roles))}) may not start runs on this server"
+    return None
 
 
 auth = Auth()

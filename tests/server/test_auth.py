@@ -347,6 +347,24 @@ def test_a_request_without_a_known_key_is_refused(tmp_path: Path, monkeypatch: p
     assert caught.value.status_code == 401
 
 
+def test_mcp_calls_need_a_key_of_a_role_that_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    path = tmp_path / "keys.json"
+    client, reviewer = issue_key(path, "alice", "client"), issue_key(path, "rita", "reviewer")
+    monkeypatch.setattr(served_auth, "STORE", KeyStore(path))
+
+    def scope(key: str | None) -> dict[str, Any]:
+        headers = [(b"Authorization", f"Bearer {key}".encode())] if key else []
+        return {"headers": headers, "server": ("127.0.0.1", 2024)}
+
+    assert served_auth.run_refusal(scope(client)) is None
+    assert served_auth.run_refusal(scope(None)) == (
+        401,
+        "a key is required: Authorization: Bearer KEY",
+    )
+    status, line = served_auth.run_refusal(scope(reviewer)) or (0, "")
+    assert status == 403 and "rita (reviewer) may not start runs" in line
+
+
 def test_an_open_server_is_loopback_only_unless_the_operator_says_so(
     monkeypatch: pytest.MonkeyPatch,
 ):

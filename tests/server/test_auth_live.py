@@ -79,6 +79,13 @@ def test_without_a_known_key_nothing_is_served_and_harmful_routes_are_closed(ser
         assert answer.status_code == 401, answer.text
     ops = _as(served, "ops")
     assert ops.post("/threads/search", json={}).status_code == 200
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    mcp_headers = {"Accept": "application/json, text/event-stream"}
+    answer = httpx.post(f"{url}/mcp", json=listing, headers=mcp_headers, timeout=30)
+    assert answer.status_code == 401, answer.text  # /mcp starts runs: a key is needed there too
+    reviewer = _as(served, "rita").post("/mcp", json=listing, headers=mcp_headers)
+    assert reviewer.status_code == 403 and "may not start runs" in reviewer.text
+    assert _as(served, "alice").post("/mcp", json=listing, headers=mcp_headers).status_code == 200
     for method, path in (("POST", "/internal/truncate"), ("POST", "/deploy"), ("GET", "/deploy")):
         answer = ops.request(method, path, json={} if method == "POST" else None)
         assert answer.status_code == 403 and "not served here" in answer.text, (path, answer.text)
