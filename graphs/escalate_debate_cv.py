@@ -9,22 +9,18 @@ from __future__ import annotations
 
 from factdebate.graphs.debate_cv import make_builder
 from factdebate.graphs.registry import context_class
-from factdebate.nodes.debate_cv.screen import make_screen_sampler, screen_answers, screen_settled
-from factdebate.nodes.debate_cv.state import DebateCVOutput, DebateCVState
+from factdebate.nodes.debate_cv.screen import (
+    EscalateDebateCVOutput,
+    EscalateDebateCVState,
+    make_screen_sampler,
+    screen_answers,
+    screen_settled,
+)
 from factdebate.nodes.escalation.screen import make_screen_check
-from factdebate.nodes.escalation.state import Screened
 
 EscalateDebateCVContext = context_class(
     "escalate-debate-cv"
 )  # the settings class the catalog names
-
-
-class EscalateDebateCVOutput(DebateCVOutput, Screened, total=False):
-    """DebateCV's output plus the screen's record."""
-
-
-class EscalateDebateCVState(DebateCVState, Screened, total=False):
-    """DebateCV's state plus the screen's record."""
 
 
 builder = make_builder(

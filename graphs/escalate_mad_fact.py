@@ -17,20 +17,15 @@ from factdebate.graphs.mad_fact import make_builder
 from factdebate.graphs.registry import context_class
 from factdebate.graphs.single_verifier import graph as verifier_graph
 from factdebate.nodes.escalation.screen import make_screen_check, make_screen_router
-from factdebate.nodes.escalation.state import Screened
-from factdebate.nodes.mad_fact.screen import make_claim_screen, screen_ratings, settled_claim
-from factdebate.nodes.mad_fact.state import JuryInput, JuryOutput, JuryState
-from factdebate.nodes.state import DecidedBy
+from factdebate.nodes.mad_fact.screen import (
+    ScreenedClaimState,
+    make_claim_screen,
+    screen_ratings,
+    settled_claim,
+)
+from factdebate.nodes.mad_fact.state import JuryInput, JuryOutput
 
 EscalateMADFactContext = context_class("escalate-mad-fact")  # the settings class the catalog names
-
-
-class ScreenedClaimState(JuryState, Screened, total=False):
-    """One claim's jury state plus its screen and the screen's verdict, when it settles it."""
-
-    verdict: str | None
-    justification: str
-    decided_by: DecidedBy
 
 
 claim_builder: StateGraph[Any, Any, Any, Any] = StateGraph(

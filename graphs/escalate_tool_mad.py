@@ -8,34 +8,23 @@ Tool-MAD's own builder with the screen routed in after the round-1 answers.
 
 from __future__ import annotations
 
-from typing import Any
-
 from factdebate.graphs.registry import context_class
 from factdebate.graphs.tool_mad import make_builder
 from factdebate.nodes.escalation.screen import make_screen_check, with_screen_model
-from factdebate.nodes.escalation.state import Screened
-from factdebate.nodes.tool_mad.screen import close_unscored, first_answers
-from factdebate.nodes.tool_mad.state import ToolMADOutput, ToolMADState
+from factdebate.nodes.tool_mad.screen import (
+    EscalateToolMADOutput,
+    EscalateToolMADState,
+    close_unscored,
+    first_answers,
+)
 
 EscalateToolMADContext = context_class("escalate-tool-mad")  # the settings class the catalog names
-
-
-class EscalateToolMADOutput(ToolMADOutput, Screened, total=False):
-    """Tool-MAD's output plus the screen's record."""
-
-
-class EscalateToolMADState(ToolMADState, Screened, total=False):
-    """Tool-MAD's state plus the screen's record."""
-
-
-def _wrap(node: Any) -> Any:
-    return with_screen_model(node, EscalateToolMADContext)
 
 
 builder = make_builder(
     EscalateToolMADContext,
     screen=make_screen_check(EscalateToolMADContext, first_answers, close_unscored),
-    screen_wrap=_wrap,
+    screen_wrap=lambda node: with_screen_model(node, EscalateToolMADContext),
     state_schema=EscalateToolMADState,
     output_schema=EscalateToolMADOutput,
 )

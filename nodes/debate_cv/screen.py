@@ -18,8 +18,10 @@ from pydantic import BaseModel
 from factdebate.nodes.common import Node, model_for, settings
 from factdebate.nodes.context import EvidenceContext
 from factdebate.nodes.debate_cv.rag_cot import rag_cot_prompt
+from factdebate.nodes.debate_cv.state import DebateCVOutput, DebateCVState
 from factdebate.nodes.labelled import ask_label
 from factdebate.nodes.parse import parse_label
+from factdebate.nodes.screening import Screened
 from factdebate.nodes.state import Turn
 from factdebate.prompts import debate_cv as prompts
 from factdebate.prompts.labels import LABELS_4
@@ -102,3 +104,11 @@ def screen_answers(state: dict[str, Any]) -> list[tuple[str | None, str]]:
 def screen_settled(state: dict[str, Any]) -> dict[str, Any]:
     """What a settled screen adds beside the verdict: no debate round was held."""
     return {"rounds": 0}
+
+
+class EscalateDebateCVOutput(DebateCVOutput, Screened, total=False):
+    """DebateCV's output plus the screen's record."""
+
+
+class EscalateDebateCVState(DebateCVState, Screened, total=False):
+    """DebateCV's state plus the screen's record."""

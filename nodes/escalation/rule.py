@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from factdebate.nodes.escalation.state import ScreenReason
+from factdebate.nodes.screening import ScreenReason
 
 
 def top_label(labels: Sequence[str | None]) -> tuple[str | None, float]:

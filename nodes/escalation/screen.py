@@ -15,8 +15,8 @@ from langgraph.runtime import Runtime
 from factdebate.nodes.common import Node, RoutingError, settings
 from factdebate.nodes.context import Context
 from factdebate.nodes.escalation.rule import screen_reason, top_label
-from factdebate.nodes.escalation.state import SCREEN_STOP, ScreenReason, ScreenRecord
 from factdebate.nodes.labelled import without_label
+from factdebate.nodes.screening import SCREEN_STOP, ScreenReason, ScreenRecord
 from factdebate.nodes.state import decided
 
 Answers = Callable[[Any], list[tuple[str | None, str]]]

@@ -19,7 +19,9 @@ from factdebate.nodes.common import Node, settings
 from factdebate.nodes.context import Context
 from factdebate.nodes.mad_fact.context import SingleVerifierContext
 from factdebate.nodes.mad_fact.single_verifier import rate
-from factdebate.nodes.mad_fact.state import ClaimResult, JuryTurn
+from factdebate.nodes.mad_fact.state import ClaimResult, JuryState, JuryTurn
+from factdebate.nodes.screening import Screened
+from factdebate.nodes.state import DecidedBy
 from factdebate.tools.core.records import add_costs
 
 SCREEN_PREFIX = "screen_"
@@ -91,3 +93,11 @@ def settled_claim(state: dict[str, Any]) -> dict[str, Any]:
         queries=queries,
     )
     return {"claim_results": [result]}
+
+
+class ScreenedClaimState(JuryState, Screened, total=False):
+    """One claim's jury state plus its screen and the screen's verdict, when it settles it."""
+
+    verdict: str | None
+    justification: str
+    decided_by: DecidedBy

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from factdebate.nodes.screening import Screened
 from factdebate.nodes.state import Turn
 from factdebate.nodes.tool_mad.rounds import DEBATERS
-from factdebate.nodes.tool_mad.state import ToolMADState
+from factdebate.nodes.tool_mad.state import ToolMADOutput, ToolMADState
 
 
 def first_answers(state: ToolMADState) -> list[tuple[str | None, str]]:
@@ -27,3 +28,11 @@ def close_unscored(state: ToolMADState) -> dict[str, Any]:
         if agent in drafts
     ]
     return {"transcript": turns, "drafts": dict.fromkeys(DEBATERS)}
+
+
+class EscalateToolMADOutput(ToolMADOutput, Screened, total=False):
+    """Tool-MAD's output plus the screen's record."""
+
+
+class EscalateToolMADState(ToolMADState, Screened, total=False):
+    """Tool-MAD's state plus the screen's record."""

@@ -1,4 +1,4 @@
-"""Escalation state: what the screen read, how far its labels agree and why it went on or not."""
+"""What an escalation's screen read, how far its labels agree and why it went on or not."""
 
 from __future__ import annotations
 
