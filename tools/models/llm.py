@@ -13,7 +13,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel
 
@@ -23,6 +23,14 @@ from factdebate.tools.core.secrets import (
 )
 from factdebate.tools.models import call_clock, journal, pacing
 from factdebate.tools.models.caps import stage_cap
+from factdebate.tools.models.faults import (  # re-exported: callers import them from here
+    TRANSIENT_STATUS as TRANSIENT_STATUS,
+)
+from factdebate.tools.models.faults import cut_completion
+from factdebate.tools.models.faults import is_rate_limit as is_rate_limit
+from factdebate.tools.models.faults import is_transient as is_transient
+from factdebate.tools.models.faults import status_of as status_of
+from factdebate.tools.models.faults import was_cut as was_cut
 from factdebate.tools.models.json_reader import read_model, validate
 from factdebate.tools.models.pacing import Limits
 
@@ -107,8 +115,6 @@ def is_fault(record: ErrorRecord) -> bool:
     return record.get("kind") in FAULT_KINDS
 
 
-TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
-_TRANSIENT_NAMES = ("ratelimit", "timeout", "connection", "overloaded", "serviceunavailable")
 RETRY_WAIT_INITIAL = 1.0
 """First backoff wait in seconds (doubles per attempt, with jitter)."""
 RETRY_WAIT_MAX = 20.0
@@ -116,31 +122,6 @@ RETRY_WAIT_MAX = 20.0
 RETRY_AFTER_CAP = 60.0
 """Longest wait honoured from a provider's Retry-After, seconds."""
 _sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-
-
-def status_of(exc: BaseException) -> int | None:
-    """HTTP status carried by a provider exception, if any."""
-    for holder in (exc, getattr(exc, "response", None)):
-        for attr in ("status_code", "status", "code"):
-            value = getattr(holder, attr, None)
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value
-    return None
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Whether retrying may help: timeouts, connection drops, rate limits, 5xx overloads."""
-    if isinstance(exc, TimeoutError | ConnectionError):
-        return True
-    if status_of(exc) in TRANSIENT_STATUS:
-        return True
-    names = [cls.__name__.lower() for cls in type(exc).__mro__]
-    return any(marker in name for name in names for marker in _TRANSIENT_NAMES)
-
-
-def is_rate_limit(exc: BaseException) -> bool:
-    """A 429 or an exception class named like a rate limit."""
-    return status_of(exc) == 429 or "ratelimit" in type(exc).__name__.lower()
 
 
 def retry_after(exc: BaseException) -> float | None:
@@ -207,43 +188,6 @@ def _failure(exc: BaseException, attempts: int, timeout: float) -> tuple[str, st
     return kind, redact(f"{type(exc).__name__}: {exc}{tries}")[:2000]
 
 
-_CUT_REASONS = {
-    "finish_reason": ("length",),  # OpenAI and OpenAI-compatible servers, llama.cpp
-    "stop_reason": ("max_tokens",),  # Anthropic
-    "done_reason": ("length",),  # Ollama
-}
-
-
-def was_cut(message: BaseMessage) -> bool:
-    """Whether the provider reports that ``message`` stopped at the output cap."""
-    meta = getattr(message, "response_metadata", None) or {}
-    return any(meta.get(key) in values for key, values in _CUT_REASONS.items())
-
-
-def _cut_completion(exc: BaseException) -> BaseMessage | None:
-    """The partial answer carried by an SDK error raised for a cut structured answer.
-
-    The OpenAI SDK raises ``LengthFinishReasonError`` (with the completion attached) instead
-    of returning a structured answer that hit the cap; it is a truncation, not a failure.
-    """
-    completion = getattr(exc, "completion", None)
-    choices = getattr(completion, "choices", None)
-    if not choices or getattr(choices[0], "finish_reason", None) != "length":
-        return None
-    usage = getattr(completion, "usage", None)
-    message = AIMessage(
-        content=getattr(choices[0].message, "content", None) or "",
-        response_metadata={"finish_reason": "length"},
-    )
-    if usage is not None:
-        message.usage_metadata = {
-            "input_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
-            "output_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
-            "total_tokens": int(getattr(usage, "total_tokens", 0) or 0),
-        }
-    return message
-
-
 async def _call(
     runnable: Runnable[Any, Any],
     messages: list[BaseMessage],
@@ -293,7 +237,7 @@ async def _call(
             point.abandon()
             raise
         except Exception as exc:  # provider errors come in many types; record, do not crash
-            answer = _cut_completion(exc)
+            answer = cut_completion(exc)
             if answer is not None:
                 _settle(point, site, estimate, cap, started, answer, 200)
                 return answer, attempts
@@ -417,7 +361,7 @@ async def _attempt(
 
 def _failed(exc: Exception, attempts: int, site: CallSite, kind: str = "") -> Any:
     """What a call that ended in ``exc`` returns: the cut answer an SDK carried, or a Reply."""
-    cut = _cut_completion(exc)
+    cut = cut_completion(exc)
     if cut is not None:
         return cut
     found, text = _failure(exc, attempts, site.timeout)
