@@ -28,6 +28,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from factdebate.datasets.records import DatasetError
+from factdebate.tools.core.errors import FactDebateError
 
 MIRROR_ENV = "FACTDEBATE_DATASETS_MIRROR"
 """A base URL that serves the official files under their own paths (an offline mirror)."""
@@ -159,7 +160,7 @@ def _digest(folder_fd: int, name: str, where: Path) -> str:
     return sha.hexdigest()
 
 
-class _Cut(Exception):
+class _Cut(FactDebateError):
     """The transfer stopped before the file was whole (kept to resume): why, in words."""
 
 

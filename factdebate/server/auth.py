@@ -47,6 +47,7 @@ from factdebate.server.keys import (
     configured_store,
     open_allowed,
 )
+from factdebate.tools.core.errors import FactDebateError
 
 OWNER = "owner"
 """Thread metadata naming the identity that owns the thread (the server writes it)."""
@@ -57,7 +58,7 @@ OPEN_ROLES = ["operator", "reviewer", "client"]
 log = logging.getLogger("factdebate.server.auth")
 
 
-class OpenServerError(RuntimeError):
+class OpenServerError(FactDebateError, RuntimeError):
     """An open server (no key file) asked to listen beyond loopback without the operator's say."""
 
 

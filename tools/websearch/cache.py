@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from factdebate.tools.core.errors import FactDebateError
 from factdebate.tools.core.evidence_hook import normalise_query
 from factdebate.tools.core.home import home_dir
 from factdebate.tools.core.json_text import parse_json
@@ -191,7 +192,7 @@ def _fresh(stored_at: object, at: float, ttl_s: float) -> bool:
     return 0 <= at - stored_at < ttl_s
 
 
-class DamagedEntry(Exception):
+class DamagedEntry(FactDebateError):
     """A stored entry that cannot be read: ignored, counted, and the search goes live."""
 
 
