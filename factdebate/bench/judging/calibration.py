@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import io
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -193,6 +193,29 @@ def run_record(row: dict[str, Any]) -> RunRecord | None:
     )
 
 
+def result_rows(
+    run_dirs: Sequence[Path], skip_bad_rows: bool = False, skipped: list[str] | None = None
+) -> Iterator[dict[str, Any]]:
+    """Every result row of every run folder (``--repeats`` folders: every repeat), checked.
+
+    Raises:
+        CalibrationError: a folder holds no results.jsonl.
+        RunReadError: a damaged row, without ``skip_bad_rows`` (with it the row is left out and
+            named in ``skipped``).
+    """
+    for folder in run_dirs:
+        files = [folder / RESULTS] if (folder / RESULTS).is_file() else []
+        files = files or sorted(folder.glob(f"repeat-*/{RESULTS}"))
+        if not files:
+            raise CalibrationError(f"no {RESULTS} in {folder}: give finished bench run folders")
+        for path in files:
+            found = read_result_rows(path)
+            rows = found.checked(skip_bad_rows)
+            if skipped is not None and found.problems:
+                skipped.append(skipped_note(str(path), found.problems))
+            yield from rows
+
+
 def read_runs(
     run_dirs: Sequence[Path], skip_bad_rows: bool = False, skipped: list[str] | None = None
 ) -> list[RunRecord]:
@@ -205,18 +228,8 @@ def read_runs(
         CalibrationError: a folder holds no results.jsonl, or no item has Tool-MAD scores.
         RunReadError: a damaged row, without ``skip_bad_rows``.
     """
-    records = []
-    for folder in run_dirs:
-        files = [folder / RESULTS] if (folder / RESULTS).is_file() else []
-        files = files or sorted(folder.glob(f"repeat-*/{RESULTS}"))
-        if not files:
-            raise CalibrationError(f"no {RESULTS} in {folder}: give finished bench run folders")
-        for path in files:
-            found = read_result_rows(path)
-            rows = found.checked(skip_bad_rows)
-            if skipped is not None and found.problems:
-                skipped.append(skipped_note(str(path), found.problems))
-            records += [r for row in rows if (r := run_record(row)) is not None]
+    rows = result_rows(run_dirs, skip_bad_rows, skipped)
+    records = [record for row in rows if (record := run_record(row)) is not None]
     if not records:
         raise CalibrationError(
             "no item with Tool-MAD scores (per-round faithfulness and answer relevance) in "

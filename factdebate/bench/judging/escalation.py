@@ -25,10 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from factdebate.bench.judging.calibration import CalibrationError, _span
-from factdebate.bench.judging.scoring import RESULTS
+from factdebate.bench.judging.calibration import CalibrationError, _span, result_rows
 from factdebate.bench.judging.stats import Interval, mean_interval
-from factdebate.runs.reader import read_result_rows, skipped_note
 
 TOLERANCE = 1 / 50
 """How much accuracy a rule may lose against the method proper: one item per 50."""
@@ -116,18 +114,8 @@ def read_screened(
         CalibrationError: a folder without results, an item settled without ``screen_all``,
             or no item with a screen record.
     """
-    items: list[ScreenedItem] = []
-    for folder in run_dirs:
-        files = [folder / RESULTS] if (folder / RESULTS).is_file() else []
-        files = files or sorted(folder.glob(f"repeat-*/{RESULTS}"))
-        if not files:
-            raise CalibrationError(f"no {RESULTS} in {folder}: give finished bench run folders")
-        for path in files:
-            found = read_result_rows(path)
-            rows = found.checked(skip_bad_rows)
-            if skipped is not None and found.problems:
-                skipped.append(skipped_note(str(path), found.problems))
-            items += [item for row in rows if (item := screened_item(row)) is not None]
+    rows = result_rows(run_dirs, skip_bad_rows, skipped)
+    items = [item for row in rows if (item := screened_item(row)) is not None]
     if not items:
         raise CalibrationError(
             "no item with a screen record in those runs: give runs of an escalation method "
