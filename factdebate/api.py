@@ -67,12 +67,14 @@ def check_models(context: Any) -> None:
         )
 
 
-def check_reachable(context: Any) -> None:
+def check_reachable(context: Any) -> int:
     """Send each distinct remote model of the run one tiny call; refuse one that cannot be reached.
 
     Embedded models and model objects are skipped. A refused connection, an unknown host,
     refused credentials (401/403) or an unknown model (404) raise at once; rate limits, 5xx
     and slow answers let the run go on (its calls retry them as usual).
+
+    Returns the number of probe requests sent (each one a request the provider bills).
 
     Raises:
         ModelUnreachableError: a role's model cannot be reached (one line, with the cause).
@@ -82,6 +84,7 @@ def check_reachable(context: Any) -> None:
     specs = [context.model_for(role) for role in ("debater", "judge", "scorer")]
     for name in ("juror_models", "expert_models"):
         specs += list(getattr(context, name, None) or [])
+    sent = 0
     for spec in dict.fromkeys(specs):  # each model once, in role order
         if not is_remote(spec):
             continue
@@ -92,7 +95,9 @@ def check_reachable(context: Any) -> None:
             timeout=context.call_timeout_s,
             top_p=context.top_p,
         )
+        sent += 1
         probe(spec, model, min(PROBE_TIMEOUT_S, float(context.call_timeout_s)))
+    return sent
 
 
 def input_keys(graph: Any) -> set[str]:

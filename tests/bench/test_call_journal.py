@@ -70,11 +70,13 @@ def test_kill_half_way_and_resume_bills_every_request_the_provider_saw(
 ) -> None:
     data = make_data(tmp_path / "data", "SRN" * 8)
     out = tmp_path / "run"
-    seen = {"n": 0}  # requests the provider received, its connection checks apart
+    seen = {"n": 0, "checks": 0}  # requests the provider received; its connection checks
     lock = threading.Lock()
 
     def answer(prompt: str, body: dict[str, Any]) -> str:
         if PROBE_MARK in prompt:
+            with lock:
+                seen["checks"] += 1
             return "ok"
         with lock:
             seen["n"] += 1
@@ -117,9 +119,11 @@ def test_kill_half_way_and_resume_bills_every_request_the_provider_saw(
         metrics = bench(tmp_path, data, provider.model(), concurrency=4)
     assert metrics["n"] == 24 and metrics["answered"] == 24
     cost = metrics["cost"]
-    assert seen["n"] == cost["llm_calls"] + cost["rejected"]
-    assert cost["rejected"] > 0
     outside = metrics["run"]["outside_rows"]
+    assert seen["checks"] == 2  # one per invocation: the killed one and the resume
+    assert seen["n"] + seen["checks"] == cost["llm_calls"] + cost["rejected"]
+    assert outside["connection_checks"] == 2 and outside["cost"]["check"]["llm_calls"] == 2
+    assert cost["rejected"] > 0
     assert outside["cut_off_requests"] > 0  # the items in flight at the kill left no row
     report = (out / "report.md").read_text()
     assert f"include {outside['cut_off_requests']} requests sent for" in report

@@ -37,6 +37,11 @@ def bill_lines(cost: Mapping[str, Any], run: Mapping[str, Any]) -> list[str]:
             f"{outside['cut_off_items']} items cut off before their row was written (a kill; "
             "from the call journal, calls.jsonl)."
         )
+    if outside.get("connection_checks"):
+        lines.append(
+            f"The totals include {outside['connection_checks']} connection checks (one tiny "
+            "request per remote model before each invocation, role `check`)."
+        )
     if outside.get("retried_rows"):
         lines.append(
             f"The totals include the calls of {outside['retried_rows']} earlier failed tries "

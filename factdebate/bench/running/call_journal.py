@@ -32,6 +32,8 @@ MAX_JOURNAL_BYTES = 1 << 30
 MAX_LINE_CHARS = 4096
 """Longest journal line read back; a longer one is not an entry (skipped)."""
 SENT, ANSWERED, REJECTED, FAILED = "sent", "answered", "rejected", "failed"
+CHECK = "connection-check"
+"""The attempt id of the tiny requests that check a run's models can be reached (no item)."""
 """Entry outcomes: ``sent`` as a request goes out, then one of the others as it ends."""
 
 
@@ -66,6 +68,12 @@ class CallJournal:
             yield
         finally:
             journal.unbind(token)
+
+
+def note_connection_checks(calls: CallJournal, count: int) -> None:
+    """Journal ``count`` connection-check requests (one per remote model, before the items)."""
+    for _ in range(count):
+        calls.write({"item": "", ATTEMPT: CHECK, "role": "check", "outcome": ANSWERED})
 
 
 @contextlib.contextmanager
@@ -126,7 +134,8 @@ def unrowed_calls(path: Path, rows: Iterable[dict[str, Any]]) -> dict[str, Any] 
     usage as a row's: ``llm_calls`` one per answered or failed call, ``rejected`` the attempts
     retried, tokens as the provider reported them. A request sent that never ended (in flight
     when the process was killed) counts as a call, its tokens unknown (0): the provider got it.
-    ``requests`` counts every request sent.
+    ``requests`` counts every request sent for items; ``checks`` the connection checks (in
+    ``cost`` under the role ``check``).
     """
     kept = {(str(r.get("id")), str(r.get(ATTEMPT))) for r in rows if r.get(ATTEMPT)}
     per_try: dict[tuple[str, str], dict[str, Counter[str]]] = {}
@@ -165,9 +174,12 @@ def unrowed_calls(path: Path, rows: Iterable[dict[str, Any]]) -> dict[str, Any] 
                 requests += max(counts["sent"], counts["ended"])
     if not requests:
         return None
+    checks = per_try.get(("", CHECK), {}).get("total", Counter())["ended"]
+    tries = [key for key in per_try if key != ("", CHECK)]
     return {
         "cost": {role: dict(counts) for role, counts in cost.items()},
-        "items": len({item for item, _ in per_try}),
-        "tries": len(per_try),
-        "requests": requests,
+        "items": len({item for item, _ in tries}),
+        "tries": len(tries),
+        "requests": requests - checks,
+        "checks": checks,
     }

@@ -28,6 +28,7 @@ from factdebate.bench.running.call_journal import (
     ATTEMPT,
     JOURNAL,
     new_attempt,
+    note_connection_checks,
     open_journal,
     unrowed_calls,
 )
@@ -154,11 +155,15 @@ async def arun_bench(
         run["evidence"] = read  # which snapshot (its content hash, locally) and scope it read
     # a folder holding another run is refused before the provider is called
     check_same_run(out_dir, run, SAME_RUN_KEYS, recorded_later=("data",), write=False)
+    probes = 0
     if server_url is None:
         # a provider that cannot be reached (no connection, 401/403, 404) stops it here, after
         # every refusal that needs no model and before the run folder is made
-        await asyncio.to_thread(check_reachable, checked)
+        probes = await asyncio.to_thread(check_reachable, checked)
     make_out_dir(out_dir)
+    if probes:  # the probes were requests too: the bill counts them from the journal
+        with open_journal(out_dir / JOURNAL) as calls:
+            note_connection_checks(calls, probes)
     check_same_run(out_dir, run, SAME_RUN_KEYS, recorded_later=("data",))
 
     wanted = {i.id for i in items}
@@ -320,6 +325,7 @@ def outside_rows(
         "retried_rows": len(earlier),
         "cut_off_items": 0 if unrowed is None else unrowed["items"],
         "cut_off_requests": 0 if unrowed is None else unrowed["requests"],
+        "connection_checks": 0 if unrowed is None else unrowed.get("checks", 0),
     }
 
 
@@ -334,7 +340,7 @@ def merge_outside(parts: list[dict[str, Any] | None]) -> dict[str, Any] | None:
             have = cost.setdefault(role, {})
             for key, value in usage.items():
                 have[key] = have.get(key, 0) + int(value)
-    counts = ("retried_rows", "cut_off_items", "cut_off_requests")
+    counts = ("retried_rows", "cut_off_items", "cut_off_requests", "connection_checks")
     return {"cost": cost, **{k: sum(int(p.get(k, 0)) for p in found) for k in counts}}
 
 
