@@ -63,9 +63,9 @@ async def test_clerk_and_expert_calls_carry_the_long_cap(monkeypatch, scripted):
 
     real = llm._call
 
-    async def spy(runnable: Any, messages: Any, site: llm.CallSite) -> Any:
+    async def spy(runnable: Any, messages: Any, site: llm.CallSite, *args: Any, **kw: Any) -> Any:
         seen.append((site.role, site.max_tokens))
-        return await real(runnable, messages, site)
+        return await real(runnable, messages, site, *args, **kw)
 
     monkeypatch.setattr(llm, "_call", spy)
     expert, _ = scripted([(EXPERT, "Fact 1. Fact 2.")])

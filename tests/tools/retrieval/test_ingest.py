@@ -340,7 +340,7 @@ def test_a_server_token_reaches_the_client_and_lite_ignores_it(
     milvus._open("/tmp/lite.db")
     assert opened == [
         ("http://127.0.0.1:1", {"token": "reader:s3cret-pass"}),
-        ("/tmp/lite.db", {}),
+        ("/tmp/lite.db", {"grpc_options": milvus.LITE_GRPC}),  # no token; no idle pings
     ]
 
 
