@@ -45,13 +45,17 @@ class Downstream:
         await send({"type": "http.response.body", "body": body})
 
 
+LOOPBACK = "http://127.0.0.1"
+"""The served app's address in these tests: a loopback one, as `langgraph dev` binds."""
+
+
 async def send(
     method: str, path: str, payload: Any, downstream: Downstream | None = None
 ) -> tuple[httpx.Response, Downstream]:
     """Send ``payload`` as JSON through ContextCheck: its response, and what reached the server."""
     downstream = downstream or Downstream()
     transport = httpx.ASGITransport(app=ContextCheck(downstream))
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+    async with httpx.AsyncClient(transport=transport, base_url=LOOPBACK) as client:
         return await client.request(method, path, json=payload), downstream
 
 
@@ -59,6 +63,6 @@ async def send_raw(method: str, path: str, body: bytes) -> tuple[httpx.Response,
     """Send raw ``body`` bytes through ContextCheck (malformed or hostile JSON)."""
     downstream = Downstream()
     transport = httpx.ASGITransport(app=ContextCheck(downstream))
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+    async with httpx.AsyncClient(transport=transport, base_url=LOOPBACK) as client:
         headers = {"content-type": "application/json"}
         return await client.request(method, path, content=body, headers=headers), downstream
