@@ -1,10 +1,12 @@
-"""`messages` mode: with a provider that streams, each debater's answer arrives in pieces."""
+"""`messages` mode: where the model streams (a fake, the embedded model), answers come in pieces."""
 
 from __future__ import annotations
 
 import itertools
 from collections import Counter
+from typing import Any
 
+import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
@@ -31,3 +33,42 @@ async def test_each_debater_answer_streams_token_by_token():
     for agent in ("affirmative", "negative"):
         assert pieces[agent] > 1, pieces  # more than one chunk per answer
         assert text[agent] == ANSWER  # the pieces make up the whole answer
+
+
+async def test_each_debater_answer_streams_on_the_embedded_model() -> None:
+    """MAD on ``local``, one round, 24-token answers: streamed as it is written.
+
+    The same debate asked without streaming (greedy, as the default temperature is) writes
+    the same transcript at the same cost: streaming changes only when the words arrive.
+    """
+    from factdebate.tools.core.records import ModelConfigError
+    from factdebate.tools.models.local_llm import local_model_path
+
+    try:
+        local_model_path()
+    except ModelConfigError as exc:
+        pytest.skip(f"the embedded model is not installed: {exc}")
+    graph, _ = load_method("mad")
+    caps = {"max_output_tokens": 24, "judge_max_output_tokens": 24}
+    context = build_context("mad", model="local", max_rounds=1, **caps)
+    claim = {"claim": "The Eiffel Tower is in Paris."}
+    pieces: Counter[str] = Counter()
+    text: dict[str, str] = {}
+    state: dict[str, Any] = {}
+    async for mode, part in graph.astream(
+        claim, context=context, stream_mode=["messages", "values"]
+    ):
+        if mode == "values":
+            state = part
+            continue
+        chunk, meta = part
+        node = str(meta.get("langgraph_node"))
+        pieces[node] += 1 if chunk.content else 0
+        text[node] = text.get(node, "") + str(chunk.content)
+    answers = {turn["agent"]: turn["answer"] for turn in state["transcript"]}
+    for agent in ("affirmative", "negative"):
+        assert pieces[agent] > 1, pieces  # more than one piece of text per answer
+        assert text[agent] == answers[agent] and answers[agent]
+    unstreamed = await graph.ainvoke(claim, context=context)
+    assert unstreamed["transcript"] == state["transcript"]
+    assert unstreamed["cost"] == state["cost"] and state["cost"]["debater"]["output_tokens"] > 0

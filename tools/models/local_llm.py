@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
+import contextvars
 import ctypes
 import hashlib
 import importlib.util
@@ -13,16 +15,17 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 from functools import cache
 from pathlib import Path
 from types import MethodType
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from langchain_community.chat_models import ChatLlamaCpp
-from langchain_core.messages import BaseMessage
-from langchain_core.outputs import ChatResult
+from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
 
 from factdebate.tools.core.cpu import MAX_THREADS, FreeCores, idle_cores
 from factdebate.tools.core.env import env_int
@@ -117,8 +120,14 @@ class LocalChatModel(ChatLlamaCpp):
 
     One llama.cpp context is not thread-safe, so parallel debaters take turns. Each call
     samples with a seed of its own (``call_seed``), so what it writes does not depend on
-    which calls ran before it.
+    which calls ran before it. A call streams (``_stream``, ``_astream``) when LangChain asks
+    for it (a streaming callback, as LangGraph's ``messages`` mode attaches; ``stream``):
+    llama.cpp's own token stream, under the same lock and seed, with the same usage on the
+    final chunk, so a streamed call writes and costs exactly what an unstreamed one does.
+    Tool calls are never streamed (llama.cpp's function-calling formats answer whole).
     """
+
+    disable_streaming: bool | Literal["tool_calling"] = "tool_calling"
 
     def _generate(
         self,
@@ -127,20 +136,133 @@ class LocalChatModel(ChatLlamaCpp):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
+        # ChatLlamaCpp's unstreamed branch: its own streamed branch would re-enter the lock.
         with _generate_lock:
             kwargs.setdefault("seed", call_seed(self, messages))
-            return super()._generate(messages, stop, run_manager, **kwargs)
+            params = {**self._get_parameters(stop), **kwargs}
+            response = self.client.create_chat_completion(
+                messages=self._create_message_dicts(messages), **params
+            )
+        return self._create_chat_result(response)
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> Generator[ChatGenerationChunk, None, None]:
+        """llama.cpp's token stream, holding the generate lock until the last chunk.
+
+        The chunk that carries the finish reason also carries the call's token usage,
+        counted as llama.cpp counts it for an unstreamed call (``counted_generation``).
+        """
+        with _generate_lock, counted_generation(self.client) as tally:
+            kwargs.setdefault("seed", call_seed(self, messages))
+            for chunk in super()._stream(messages, stop, None, **kwargs):
+                if (chunk.generation_info or {}).get("finish_reason") and isinstance(
+                    chunk.message, AIMessageChunk
+                ):
+                    chunk.message.usage_metadata = usage_metadata(*tally)
+                if run_manager is not None:
+                    run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+                yield chunk
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        """``_stream`` on one worker thread for the whole call, each chunk handed on as written.
+
+        LangChain's default asks a pool thread for every chunk. A call holding the generate
+        lock between chunks would then need a free pool thread to go on, while every call
+        queued behind the lock holds one: with as many callers as pool threads, nobody moves.
+        On one thread a streamed call holds what an unstreamed call holds. A caller that
+        leaves early (a timeout, a cancelled run) stops the generation at the next chunk.
+        """
+        loop = asyncio.get_running_loop()
+        handed: asyncio.Queue[ChatGenerationChunk | BaseException | None] = asyncio.Queue()
+        leave = threading.Event()
+
+        def hand(item: ChatGenerationChunk | BaseException | None) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody listens
+                loop.call_soon_threadsafe(handed.put_nowait, item)
+
+        def produce() -> None:
+            try:
+                with contextlib.closing(self._stream(messages, stop, None, **kwargs)) as chunks:
+                    for chunk in chunks:
+                        if leave.is_set():
+                            break
+                        hand(chunk)
+            except BaseException as exc:  # raised again in the caller's task
+                hand(exc)
+            else:
+                hand(None)
+
+        worker = loop.run_in_executor(None, contextvars.copy_context().run, produce)
+        try:
+            while (item := await handed.get()) is not None:
+                if isinstance(item, BaseException):
+                    raise item
+                if run_manager is not None:
+                    await run_manager.on_llm_new_token(item.text, chunk=item)
+                yield item
+            await worker
+        finally:
+            leave.set()
 
     def _create_chat_result(self, response: dict[str, Any]) -> ChatResult:
         result = super()._create_chat_result(response)
         usage = response.get("usage") or {}
         for generation in result.generations:
-            generation.message.usage_metadata = {  # type: ignore[attr-defined]
-                "input_tokens": int(usage.get("prompt_tokens", 0)),
-                "output_tokens": int(usage.get("completion_tokens", 0)),
-                "total_tokens": int(usage.get("total_tokens", 0)),
-            }
+            generation.message.usage_metadata = usage_metadata(  # type: ignore[attr-defined]
+                int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+            )
         return result
+
+
+def usage_metadata(prompt_tokens: int, completion_tokens: int) -> UsageMetadata:
+    """A call's token usage as LangChain messages carry it (hosted providers' fields)."""
+    return {
+        "input_tokens": prompt_tokens,
+        "output_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+
+
+@contextlib.contextmanager
+def counted_generation(llm: Any) -> Iterator[list[int]]:
+    """While inside, count ``[prompt tokens, completion tokens]`` of ``llm``'s completion.
+
+    llama.cpp reports usage only on an unstreamed completion: the prompt it generated from
+    and the tokens it kept, every token generated but the end-of-generation one. The counts
+    here are taken from ``Llama.generate`` the same way. Must be used holding the generate
+    lock (it replaces the model's ``generate`` for the call).
+    """
+    import llama_cpp
+
+    tally = [0, 0]
+    own, inner = "generate" in vars(llm), llm.generate
+
+    def counted(self: Any, tokens: Any, *args: Any, **kwargs: Any) -> Iterator[int]:
+        tally[0], tally[1] = len(tokens), 0
+        for token in inner(tokens, *args, **kwargs):
+            if not llama_cpp.llama_vocab_is_eog(self._model.vocab, token):
+                tally[1] += 1
+            yield token
+
+    llm.generate = MethodType(counted, llm)
+    try:
+        yield tally
+    finally:
+        if own:
+            llm.generate = inner
+        else:
+            del llm.generate
 
 
 def call_seed(model: LocalChatModel, messages: list[BaseMessage]) -> int:
@@ -349,7 +471,6 @@ def load_local_model(
         max_tokens=max_tokens,
         seed=0,
         verbose=False,
-        streaming=False,
     )
     use_prefix_cache(model.client, prefix_cache_mb())
     if fixed is None:
