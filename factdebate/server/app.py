@@ -15,9 +15,9 @@ server's ``/deploy`` and ``/internal/*``) are refused; every error body it passe
 writes has its secrets redacted. Who may call which action is ``factdebate.server.auth``'s
 (LangGraph custom auth, ``auth`` in ``langgraph.json``). Parsing and checks run off the
 event loop. It refuses a run with review where no thread can keep its pause
-(``NEEDS_THREAD``), makes a text-only A2A message the method's input
-(``factdebate.server.a2a_input``), and mounts factdebate's MCP endpoint at ``/mcp``
-(``factdebate.server.mcp_endpoint``).
+(``NEEDS_THREAD``), mounts factdebate's MCP endpoint at ``/mcp``
+(``factdebate.server.mcp_endpoint``) and its A2A endpoint at ``/a2a/{assistant_id}``
+(``factdebate.server.a2a_endpoint``, ahead of the LangGraph server's own route there).
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
 from dataclasses import fields
 from typing import Any
 
@@ -37,7 +38,7 @@ from factdebate.evidence import served_hook
 from factdebate.graphs.registry import METHODS, context_class
 from factdebate.nodes.policy import operator_problem
 from factdebate.nodes.review import NEEDS_THREAD
-from factdebate.server.a2a_input import text_as_input
+from factdebate.server.a2a_endpoint import Endpoint as A2AEndpoint
 from factdebate.server.auth import run_refusal
 from factdebate.server.decisions import (
     NEW_INPUT,
@@ -70,6 +71,8 @@ _CHECKED = re.compile(
 _PATCHED = re.compile(r"^/assistants/(?P<assistant>[^/]+)/?$|^/runs/crons/(?P<cron>[^/]+)/?$")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-?(?:[0-9a-fA-F]{4}-?){3}[0-9a-fA-F]{12}")
 _WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
+IN_PROCESS = re.compile(r"^/mcp/?$|^/a2a/[^/]+(/.*)?$|^/\.well-known/agent-card\.json$")
+"""The app's own routes (MCP, A2A and its cards): their runs start past LangGraph's auth."""
 REFUSED = re.compile(r"^/(deploy|internal)(/.*)?$")
 """The dev server's own routes that do harm whoever calls: ``/deploy`` runs ``langgraph
 deploy`` with the operator's LangSmith key, ``/internal/truncate`` deletes every thread."""
@@ -287,7 +290,7 @@ class ContextCheck:
         if scope["type"] == "http" and REFUSED.match(path):
             await _reply(send, 403, f"{path} is not served here (it deploys or deletes)")
             return
-        if scope["type"] == "http" and path.rstrip("/") == "/mcp":
+        if scope["type"] == "http" and IN_PROCESS.match(path):
             refused = run_refusal(scope)  # its runs start in process, past LangGraph's auth
             if refused is not None:
                 await _reply(send, *refused)
@@ -321,11 +324,6 @@ class ContextCheck:
         if problem:
             await _reply(send, 422, problem)
             return
-        if path.startswith("/a2a/") and targets:  # a text message is the method's input
-            rewritten = text_as_input(data, targets[0])
-            if rewritten is not data:
-                data, body = rewritten, json.dumps(rewritten).encode("utf-8")
-                scope = {**scope, "headers": _with_length(scope.get("headers", []), len(body))}
         resume = resume_of(path, method, data)
         if resume is None:
             await self._forward(scope, body, receive, send)
@@ -470,8 +468,21 @@ async def _reply(send: Send, status: int, detail: str) -> None:
 
 serve_frozen_with(served_hook)  # a run reads the frozen evidence the operator listed
 mcp = Endpoint()  # /mcp: the catalog's methods as tools, with progress (mcp_endpoint.py)
+a2a = A2AEndpoint()  # /a2a/{assistant_id}: each method an A2A agent (a2a_endpoint.py)
+
+
+@asynccontextmanager
+async def lifespan(app: Any) -> AsyncIterator[None]:
+    """Run MCP's session manager while the server runs; end A2A's running tasks after."""
+    async with mcp.lifespan(app):
+        try:
+            yield
+        finally:
+            await a2a.aclose()
+
+
 app = Starlette(
-    routes=[Route("/mcp", endpoint=mcp.app)],
+    routes=[Route("/mcp", endpoint=mcp.app), *a2a.routes()],
     middleware=[Middleware(ContextCheck)],
-    lifespan=mcp.lifespan,
+    lifespan=lifespan,
 )

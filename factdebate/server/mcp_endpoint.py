@@ -18,7 +18,6 @@ private ones) are never tools.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
@@ -30,6 +29,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 
 from factdebate.graphs.registry import CONTRACT_KEYS, METHODS, MethodSpec
 from factdebate.nodes.review import NEEDS_THREAD
+from factdebate.server.served_runs import RunError, one_line, result_text, run_served
 from factdebate.tools.core.errors import SettingsError
 
 TOOLS_ENV = "FACTDEBATE_MCP_TOOLS"
@@ -44,7 +44,6 @@ DEFAULT_TOOLS = (
     "single-verifier",
 )
 """The four methods and one baseline of each paper: the tools an agent is shown by default."""
-MAX_MESSAGE_CHARS = 300
 _TEXT = {"type": "string", "minLength": 1}
 _DOCUMENTS = {
     "type": "array",
@@ -152,11 +151,6 @@ def tool(spec: MethodSpec) -> types.Tool:
     )
 
 
-def one_line(text: object) -> str:
-    """A message as one bounded line."""
-    return " ".join(str(text).split())[:MAX_MESSAGE_CHARS] or "the run failed"
-
-
 def refusal(message: object) -> types.CallToolResult:
     """A tool error an agent can act on: the one line the CLI prints."""
     return types.CallToolResult(
@@ -207,59 +201,22 @@ def run_input(spec: MethodSpec, arguments: Mapping[str, Any]) -> tuple[dict[str,
     return make_input(spec, text, context, documents), settings
 
 
-def progress_words(node: str, update: Any) -> str:
-    """What a finished step says: its node and, where it shows one, its round."""
-    rounds: Any = update.get("rounds") if isinstance(update, dict) else None
-    turns = update.get("transcript") if isinstance(update, dict) else None
-    if rounds is None and isinstance(turns, list) and turns and isinstance(turns[-1], dict):
-        rounds = turns[-1].get("round")
-    return f"{node} finished" + (f" (round {rounds})" if isinstance(rounds, int) else "")
-
-
 async def run_tool(ctx: ServerRequestContext[Any], spec: MethodSpec, args: dict[str, Any]) -> Any:
     """Start the run, report each finished step, and answer with its result contract."""
-    from langgraph_sdk import get_client
-
-    from factdebate.api import contract
-
     try:
         payload, settings = await asyncio.to_thread(run_input, spec, args)
     except ValueError as exc:
         return refusal(exc)
-    client = get_client(url=None)  # this server, in process
-    steps, values, failure = 0, None, None
+
+    async def progress(step: int, words: str) -> None:
+        await ctx.session.report_progress(step, None, words)
+
     try:
-        async for part in client.runs.stream(
-            None,
-            spec.name,
-            input=payload,
-            context=settings or None,
-            stream_mode=["updates", "values"],
-            on_disconnect="cancel",  # the caller went away: its run ends too
-        ):
-            if part.event == "updates" and isinstance(part.data, dict):
-                for node, update in part.data.items():
-                    steps += 1
-                    await ctx.session.report_progress(steps, None, progress_words(node, update))
-            elif part.event == "values" and isinstance(part.data, dict):
-                values = part.data
-            elif part.event == "error":
-                failure = part.data
-    except Exception as exc:  # the server refused the run (e.g. a 422): its own one line
-        response: Any = getattr(exc, "response", None)
-        detail: Any = exc
-        if response is not None:
-            try:
-                detail = response.json().get("detail", response.text)
-            except ValueError:
-                detail = response.text
-        return refusal(detail)
-    if failure is not None or values is None:
-        message = failure.get("message") if isinstance(failure, dict) else failure
-        return refusal(message or "the run ended without a result")
-    result = contract(values)
+        result = await run_served(spec.name, payload, settings, progress)
+    except RunError as exc:
+        return refusal(exc)
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
+        content=[types.TextContent(type="text", text=result_text(result))],
         structured_content=result,
     )
 
