@@ -191,9 +191,11 @@ class Context:
         1,
     )
     sampling_seed: int = setting(
-        -1,
+        0,
         "Sampling seed sent with every model call where the model takes one (OpenAI and "
-        "compatible servers, Ollama; -1 = none sent). `bench --repeats` gives repeat r seed r.",
+        "compatible servers, Ollama; the embedded model derives each call's seed from it), so "
+        "a rerun samples alike; -1 = none sent. `bench --repeats` gives repeat r seed r; each "
+        "self-consistency sample takes a seed of its own from it.",
         -1,
         999999,
     )

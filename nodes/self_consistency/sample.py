@@ -1,11 +1,14 @@
 """Fan out k independent samples of a single-agent step, each under its own name.
 
 The step is the sampled method's own node (``graphs/`` hands it in), so a sample makes
-exactly the call that method makes: same prompt, parser and settings.
+exactly the call that method makes: same prompt, parser and settings, but for its sampling
+seed (``sample_seed``): k calls of one prompt under one seed would come back alike.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -27,6 +30,14 @@ from factdebate.tools.core.records import ErrorRecord
 
 Step = Callable[[Any, Runtime[Any]], Awaitable[dict[str, Any]]]
 """A single-agent node: ``(state, runtime) -> update`` with the contract keys."""
+
+
+def sample_seed(seed: int, sample: int) -> int:
+    """The sampling seed of sample ``sample`` of a run seeded ``seed`` (-1, none sent, stays)."""
+    if seed < 0:
+        return seed
+    digest = hashlib.sha256(f"{seed}|sample|{sample}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") % 1_000_000
 
 
 def agent_name(sample: int) -> str:
@@ -64,8 +75,9 @@ def make_sampler(step: Step, cls: type[Context]) -> Node:
     """
 
     async def sample(state: SampleTask, runtime: Runtime[Any]) -> dict[str, Any]:
-        ctx = settings(runtime, cls)
         number = state["sample"]
+        base = settings(runtime, cls)
+        ctx = dataclasses.replace(base, sampling_seed=sample_seed(base.sampling_seed, number))
         name = agent_name(number)
         update = await step(dict(state["inputs"]), runtime.override(context=ctx))
         turns = [Turn(**{**t, "agent": name}) for t in update.get("transcript", [])]  # type: ignore[typeddict-item]

@@ -199,7 +199,7 @@ def test_bench_repeats_layout_seeds_intervals_and_resume(tmp_path: Path) -> None
     single = repeated(tmp_path, data, name, 1, "one")
     assert (tmp_path / "one" / "results.jsonl").is_file()  # one repeat: a plain run folder
     assert not (tmp_path / "one" / "repeat-1").exists() and "repeats" not in single
-    assert set(model.seeds) == {None}  # no seed is sent outside repeats
+    assert set(model.seeds) == {0}  # outside repeats a run sends the default seed, 0
     model.seeds.clear()
     combined = repeated(tmp_path, data, name, 8, "eight")
     out = tmp_path / "eight"
