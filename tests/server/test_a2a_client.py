@@ -1,9 +1,11 @@
 """The server's A2A endpoint through `a2a-sdk` 1.3.0's own client on `langgraph dev`.
 
-One server for the module serves Tool-MAD on the scripted model (tests/server_graph.py)
-behind the project's ``http.app`` (which routes ``/a2a/...`` to factdebate's endpoint,
-factdebate/server/a2a_endpoint.py, ahead of langgraph-api's) and its ``auth``, with a key file
-of a client and a reviewer: every call presents the client's key unless a test says otherwise.
+One server for the module serves Tool-MAD on the scripted models of
+tests/server/mcp_client_graph.py (``scripted-server``, and ``scripted-slow`` for a run long
+enough to cancel) behind the project's ``http.app``, which routes ``/a2a/...`` to
+factdebate's endpoint (factdebate/server/a2a_endpoint.py) ahead of langgraph-api's, and its
+``auth``, with a key file of a client and a reviewer: every call presents the client's key
+unless a test says otherwise.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
@@ -64,7 +67,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Langgraph
     folder = tmp_path_factory.mktemp("a2a")
     keyfile = folder / "keys.json"
     keys = {name: issue(keyfile, name, role) for name, role in PRINCIPALS.items()}
-    graph = str(REPO / "tests" / "server_graph.py") + ":graph"
+    graph = str(REPO / "tests" / "server" / "mcp_client_graph.py") + ":graph"
     env = {"FACTDEBATE_MODEL": "scripted-server", "FACTDEBATE_SERVER_KEYS": str(keyfile)}
     dev = LanggraphDev(folder, {"tool-mad": graph}, env)
     config = json.loads((folder / "langgraph.json").read_text())
@@ -127,13 +130,16 @@ async def test_the_agent_card_declares_the_protocol_a2a_sdk_speaks(served):
             f"{dev.url}/.well-known/agent-card.json", params={"assistant_id": assistant}
         )
         by_path = await http.get(f"{dev.url}/a2a/tool-mad/.well-known/agent-card.json")
+        at_url = await http.get(f"{dev.url}/a2a/tool-mad")
         missing = await http.get(f"{dev.url}/a2a/no-such-method/.well-known/agent-card.json")
     assert by_query.status_code == 200 and by_path.status_code == 200, by_query.text
     card, named = by_query.json(), by_path.json()
     (interface,) = card["supportedInterfaces"]
     assert interface["protocolBinding"] == "JSONRPC" and interface["protocolVersion"] == "1.0"
     assert interface["url"] == f"{dev.url}/a2a/{assistant}"
+    assert card["skills"][0]["id"] == "tool-mad"  # factdebate's card, not langgraph-api's
     assert named["supportedInterfaces"][0]["url"] == f"{dev.url}/a2a/tool-mad"
+    assert at_url.json() == named  # GET on the agent's URL: the same card
     assert card["capabilities"]["streaming"] is True
     assert card["description"] == METHODS["tool-mad"].tool_description
     assert {"text/plain", "application/json"} <= set(card["defaultInputModes"])
@@ -246,3 +252,26 @@ async def test_a2a_needs_a_key_that_may_start_runs(served):
         card = await reviewer.get(f"{dev.url}/a2a/tool-mad/.well-known/agent-card.json")
     assert call.status_code == 403 and "may not start runs" in call.text
     assert card.status_code == 403
+
+
+async def test_cancel_task_ends_the_run(served):
+    from a2a.types import CancelTaskRequest, GetTaskRequest, TaskState
+
+    dev, _ = served
+    async with _http(served) as http:
+        client = await _client(served, http, streaming=True)
+        request = _message("text", {"model": "scripted-slow"})
+        task_id, cancelled = "", None
+        async for event in client.send_message(request):
+            if event.HasField("task"):
+                task_id = event.task.id
+            elif event.HasField("status_update") and event.status_update.status.message.parts:
+                cancelled = await client.cancel_task(CancelTaskRequest(id=task_id))
+                break  # a step has finished: the run is going on
+        later = await client.get_task(GetTaskRequest(id=task_id))
+    assert cancelled is not None and cancelled.status.state == TaskState.TASK_STATE_CANCELED
+    assert later.status.state == TaskState.TASK_STATE_CANCELED and not later.artifacts
+    log = dev.folder / "server.log"
+    with anyio.fail_after(COMMAND_GUARD_S):
+        while "on_disconnect=cancel" not in log.read_text(errors="replace"):
+            await anyio.sleep(0.2)  # the server ends the run the task started
