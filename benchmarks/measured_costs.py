@@ -4,7 +4,9 @@
 2026-11-27 with today's prompts (../shared/recorded/tool-mad-2026-11-27.jsonl), split by stop
 reason; DebateCV, MADAM-RAG and MAD-Fact from the older recording of 2026-11-23
 (capable-model-answers.jsonl, prompts as sent at commit 8d2b4ca). Tokens are characters / 4,
-rounded up per call, as the recordings count them.
+rounded up per call, as the recordings count them. ``item_tokens`` is what the means' items
+held, counted as ``bench --estimate`` counts a dataset's (``estimate.item_lengths``): the mean
+tokens of an item's claim, question or answer, and of the documents it shipped (null: none).
 Run: .venv/bin/python benchmarks/measured_costs.py
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -68,6 +71,48 @@ def _means(rows: list[dict[str, Any]], items: int) -> dict[str, Any]:
     }
 
 
+TEXT_LINE = re.compile(r"^(?:Claim|Question): (.+)$", re.M)
+ANSWER = re.compile(r"<answer>\n(.*?)\n</answer>", re.S)
+EVIDENCE = re.compile(r'<evidence n="\d+" id="([^"]*)" title="([^"]*)">\n(.*?)\n</evidence>', re.S)
+
+
+def _tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+def _item_tokens(texts: list[str], documents: list[dict[str, tuple[str, str]]]) -> dict[str, Any]:
+    """Mean tokens of the items' texts and of the documents each shipped (ids to title, text)."""
+    shipped = [
+        sum(_tokens(title) + _tokens(text) for title, text in docs.values())
+        for docs in documents
+        if docs
+    ]
+    return {
+        "text": round(sum(_tokens(t) for t in texts) / len(texts), 1),
+        "documents": round(sum(shipped) / len(shipped), 1) if shipped else None,
+    }
+
+
+def _old_items(rows: list[dict[str, Any]], reads_documents: bool) -> dict[str, Any]:
+    """The items behind a method's calls in the older recording, read from their prompts.
+
+    MAD-Fact's item is the answer its clerk splits (jurors' prompts quote atomic claims).
+    """
+    texts: dict[str, str] = {}
+    documents: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
+    for row in rows:
+        found = TEXT_LINE.search(row["prompt"])
+        if found is None:
+            continue
+        key = found.group(1).strip()
+        answer = ANSWER.search(row["prompt"])  # MAD-Fact: the answer it splits is the item
+        texts.setdefault(key, key + ("\n" + answer.group(1) if answer else ""))
+        if reads_documents:
+            for ident, title, text in EVIDENCE.findall(row["prompt"]):
+                documents[key].setdefault(ident, (title, text))
+    return _item_tokens(list(texts.values()), [documents[k] for k in texts])
+
+
 def main() -> None:
     """Compute the table and write it."""
     table: dict[str, Any] = {
@@ -85,6 +130,9 @@ def main() -> None:
         "(recording tool-mad-2026-11-27.jsonl, kept outside the repository)"
     )
     entry["settings"] = {"gate_profile": "paper"}  # the paper's thresholds, as recorded
+    entry["item_tokens"] = _item_tokens(
+        [next(r["claim"] for r in tool_mad if (r["run"], r["claim_id"]) == k) for k in claims], []
+    )
     entry["by_stop_reason"] = {}
     for reason in sorted(set(claims.values())):
         keep = [r for r in tool_mad if claims[(r["run"], r["claim_id"])] == reason]
@@ -93,7 +141,10 @@ def main() -> None:
     table["methods"]["tool-mad"] = entry
     old = _rows(RECORDED / "capable-model-answers.jsonl")
     for method, items in OLD_ITEMS.items():
-        entry = _means([r for r in old if r["method"] == method], items)
+        mine = [r for r in old if r["method"] == method]
+        entry = _means(mine, items)
+        quoting = [r for r in mine if method != "mad-fact" or r["kind"] == "clerk-claims"]
+        entry["item_tokens"] = _old_items(quoting, method in ("debate-cv", "madam-rag"))
         entry["source"] = (
             f"{items} {method} item(s) recorded 2026-11-23 at commit 8d2b4ca, prompts as sent "
             "then (recording capable-model-answers.jsonl, kept outside the repository)"

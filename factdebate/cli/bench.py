@@ -170,7 +170,8 @@ def bench(
 ) -> None:
     """Run a method over a labelled claim or question dataset; write results and reports."""
     if estimate or estimate_from is not None:
-        plan = {"suite": suite, "repeats": repeats, "match_on": match_on, "match": match_compute}
+        plan = {"suite": suite, "repeats": repeats, "match_on": match_on, "match": match_compute,
+                "seed": seed}  # fmt: skip
         _estimate(method, dataset, data_dir, limit, model, set_, price, estimate_from, plan,
                   estimate_any_source)  # fmt: skip
         return
@@ -392,13 +393,14 @@ def _estimate(
             suite = estimate_suite(
                 plan["suite"], method, dataset, limit, context, load_prices(prices or []),
                 match_on=plan["match_on"], data_dir=data_dir, from_dir=from_run,
-                repeats=plan["repeats"],
+                repeats=plan["repeats"], seed=plan.get("seed", 0),
             )  # fmt: skip
             print_markdown(render_suite_estimate(suite))
             return
         found = estimate_run(
             method, dataset, limit, context, load_prices(prices or []), data_dir=data_dir,
             from_run=from_run, repeats=plan["repeats"], any_source=any_source,
+            seed=plan.get("seed", 0),
         )  # fmt: skip
     except FactDebateError as exc:
         fail(str(exc))

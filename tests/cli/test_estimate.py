@@ -51,8 +51,8 @@ def estimate(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
 def test_estimate_answers_without_loading_any_model():
     done, seconds = estimate(
         "--method", "tool-mad", "--dataset", "fever-mini", "--limit", "10",
-        "--model", "openai:gpt-4o-mini",
-    )  # fmt: skip
+        "--model", "openai:gpt-4o-mini", "--data-dir", "/nonexistent/datasets",
+    )  # fmt: skip  # no dataset to read: the recorded means as they are
     assert done.returncode == 0, done.stderr
     print(f"estimate took {seconds:.2f} s")  # speed is measured by benchmarks/, not asserted
     assert "HEAVY: []" in done.stdout  # no graph, no model loader, no provider SDK: no call
@@ -60,6 +60,7 @@ def test_estimate_answers_without_loading_any_model():
     assert "tool-mad on fever-mini, 10 item(s)" in out
     assert "28.5" in out and "285.0" in out  # calls per item and for the run (10 items)
     assert "$0.0591" in out  # 213,512 in at $0.15 + 45,058 out at $0.60 per million
+    assert "Input tokens as measured: the items' lengths were not read" in out
     assert "consensus" in out and "round_limit" in out
     assert "no model was called" in out
 
@@ -166,7 +167,9 @@ def test_estimate_from_another_methods_run_is_refused_or_titled_as_its_figures(t
     assert "cot's figures" in title and "not mad's" in title  # the method named in the title
 
 
-def test_a_setting_that_changes_the_calls_is_refused_unless_the_means_ran_with_it(tmp_path: Path):
+def test_a_setting_that_changes_the_calls_is_refused_unless_the_means_ran_with_it(
+    tmp_path: Path, data_home: Path
+) -> None:  # an empty home: no runs of this machine's to learn means from
     base = [
         "bench",
         "--estimate",

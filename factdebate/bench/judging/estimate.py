@@ -5,18 +5,23 @@ earlier run of the same method on the same dataset (``--estimate-from``). An est
 what the command would run (``--repeats``, a suite's members and its matched vote) and the
 settings it runs with: a ``--set`` value that changes the calls made (rounds, a gate
 profile...) and differs from what the means were measured under is refused, not guessed.
+Input tokens follow the items the run would take: each call's prompt quotes the item's text
+(and the given documents, for a method that reads them) once, so the measured means move by
+how much longer or shorter this dataset's items are than the ones they were measured on.
 Imports nothing of the graphs or the models: it answers in well under a second.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from factdebate.bench.judging.prices import Price, role_models, usd_cost, usd_text
-from factdebate.datasets import DatasetError, dataset, dataset_folder
+from factdebate.datasets import DatasetError, dataset, dataset_folder, sample
 from factdebate.tools.core.errors import FactDebateError, SettingsError
 from factdebate.tools.core.files import read_bounded
 
@@ -84,6 +89,7 @@ def measured_means(method: str, path: Path = MEASURED) -> dict[str, Any]:
         "by_stop_reason": {
             k: v["per_role"] for k, v in (entry.get("by_stop_reason") or {}).items()
         },
+        "item_tokens": entry.get("item_tokens"),
     }
 
 
@@ -152,6 +158,7 @@ def structural_means(method: str, context: Mapping[str, Any]) -> dict[str, Any]:
         "per_role": per_role,
         "by_stop_reason": {},
         "structural": True,
+        "item_tokens": table[family].get("item_tokens"),
     }
 
 
@@ -312,19 +319,151 @@ def check_estimable(method: str, context: Mapping[str, Any], means: Mapping[str,
     return float(context.get("k", defaults["k"])) / float(measured.get("k") or defaults["k"])
 
 
-def count_items(name: str, data_dir: Path | None, limit: int | None) -> int:
-    """Items a run would take: ``limit``, else every item of the dataset (loaded to count)."""
-    if limit is not None:
-        return limit
+NO_DOCUMENTS = frozenset({"madam-no-rag"})
+"""Methods that take given documents but never show them to the model (the question only)."""
+
+
+@dataclass(frozen=True)
+class ItemLengths:
+    """Mean tokens (characters / 4, as the measured means count them) of a run's items.
+
+    Attributes:
+        items: How many items were counted.
+        text: The claim, question or answer of an item.
+        documents: Every document an item ships (title and text); None: the items ship none.
+    """
+
+    items: int
+    text: float
+    documents: float | None
+
+
+def _tokens(text: object) -> int:
+    return math.ceil(len(str(text or "")) / 4)
+
+
+def item_lengths(items: Sequence[Any]) -> ItemLengths:
+    """The mean text and document tokens of dataset records (claims, questions, answers)."""
+    texts: list[int] = []
+    docs: list[int] = []
+    for item in items:
+        text = next(
+            (getattr(item, k) for k in ("claim", "question", "prompt") if hasattr(item, k)), ""
+        )
+        texts.append(_tokens(text))
+        shipped = getattr(item, "evidence", None) or getattr(item, "documents", None) or []
+        if shipped:
+            docs.append(sum(_tokens(d.get("title")) + _tokens(d.get("text")) for d in shipped))
+    n = max(len(texts), 1)
+    return ItemLengths(len(texts), sum(texts) / n, sum(docs) / len(docs) if docs else None)
+
+
+def read_items(name: str, data_dir: Path | None, limit: int | None, seed: int) -> list[Any]:
+    """The records a run would take: the dataset's seeded sample of ``limit``, as a run samples.
+
+    Raises:
+        DatasetError, OSError: the dataset's loader cannot read it.
+    """
     spec = dataset(name)
     folder = dataset_folder(name, data_dir)
+    loaded = spec.load(folder) if folder is not None else spec.load()
+    return sample(loaded.items, limit, seed)
+
+
+def run_items(
+    name: str, data_dir: Path | None, limit: int | None, seed: int = 0
+) -> tuple[int, ItemLengths | None, str]:
+    """Items a run would take, their lengths, and why none (read with the dataset's loader).
+
+    With ``limit`` that is the count, and a dataset that cannot be read has no lengths (the
+    reason says why); without one every item is counted.
+
+    Raises:
+        SettingsError: no ``limit`` and the dataset cannot be read.
+    """
     try:
-        loaded = spec.load(folder) if folder is not None else spec.load()
+        records = read_items(name, data_dir, limit, seed)
     except (DatasetError, OSError) as exc:
-        raise SettingsError(
-            f"cannot count the items of {name} ({str(exc).splitlines()[0]:.200}): pass --limit N"
-        ) from None
-    return len(loaded.items)
+        reason = f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__:.200}"
+        if limit is None:
+            raise SettingsError(
+                f"cannot count the items of {name} ({reason}): pass --limit N"
+            ) from None
+        return limit, None, reason
+    if not records:
+        return limit or 0, None, f"{name} holds no items"
+    return (len(records) if limit is None else limit), item_lengths(records), ""
+
+
+def reads_documents(method: str) -> bool:
+    """Whether ``method``'s prompts quote the documents its items ship (catalog, no graph)."""
+    from factdebate.graphs.registry import METHODS
+
+    spec = METHODS.get(method)
+    return spec is not None and bool(spec.given) and method not in NO_DOCUMENTS
+
+
+def with_lengths(
+    per_role: Mapping[str, Mapping[str, float]],
+    reference: Mapping[str, Any] | None,
+    lengths: ItemLengths | None,
+    documents: bool,
+) -> tuple[dict[str, dict[str, float]], float | None]:
+    """Per-item means with each call's input moved by the items' length over the reference's.
+
+    Every call quotes the item's text once, and its documents once when ``documents`` and both
+    the items and the reference have some; no input goes below zero. Returns the means and
+    the tokens added to each call (None: nothing to compare, the means as they are).
+    """
+    if lengths is None or not reference or not isinstance(reference.get("text"), int | float):
+        return {r: dict(u) for r, u in per_role.items()}, None
+    delta = lengths.text - float(reference["text"])
+    theirs = reference.get("documents")
+    if documents and lengths.documents is not None and isinstance(theirs, int | float):
+        delta += lengths.documents - float(theirs)
+    moved = {
+        role: {
+            **u,
+            "input_tokens": max(
+                0.0, float(u.get("input_tokens", 0)) + delta * float(u.get("llm_calls", 0))
+            ),
+        }
+        for role, u in per_role.items()
+        if role != "total"
+    }
+    moved["total"] = {k: sum(float(u.get(k, 0)) for u in moved.values()) for k in KEYS}
+    return moved, delta
+
+
+def lengths_note(
+    dataset_name: str,
+    lengths: ItemLengths | None,
+    reference: Mapping[str, Any] | None,
+    documents: bool,
+    delta: float | None,
+    why_not: str,
+) -> str:
+    """One sentence saying what the input tokens were based on."""
+    if lengths is None:
+        return f"Input tokens as measured: the items' lengths were not read ({why_not})."
+    shown = f"{lengths.text:,.1f} tokens of text"
+    if documents and lengths.documents is not None:
+        shown += f" and {lengths.documents:,.0f} of documents"
+    counted = f"the {lengths.items} item(s) of {dataset_name} this run takes ({shown} each)"
+    if delta is None:
+        return (
+            f"Input tokens as measured: the means' own items' lengths are not recorded; {counted}."
+        )
+    ref = f"{float(reference['text']):,.1f}" if reference else "?"
+    theirs = reference.get("documents") if reference else None
+    if documents and lengths.documents is not None and isinstance(theirs, int | float):
+        ref += f" and {float(theirs):,.0f}"
+    elif documents:
+        ref += "; documents as measured"
+    return (
+        f"Input tokens follow {counted}, against {ref} behind the means: "
+        f"{delta:+,.1f} tokens a call."
+    )
 
 
 def _scaled(
@@ -344,11 +483,15 @@ def estimate_run(
     from_run: Path | None = None,
     repeats: int = 1,
     any_source: bool = False,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Expected calls, tokens and USD per item and for the run; no model is loaded or called.
 
     ``repeats`` runs of the sample multiply the run's figures. With ``any_source`` a run of
     another method or dataset is accepted, and the estimate is titled with that method.
+    Recorded or structural means have their input tokens moved by the lengths of the items
+    the run would take (``seed``'s sample of ``limit``; ``with_lengths``); a run's own means
+    (this machine's, or ``from_run``'s) are taken as they are.
 
     Raises:
         SettingsError: no means for the method, means of another method or dataset, or a
@@ -362,8 +505,18 @@ def estimate_run(
     factor = 1.0
     if means.get("method") == method and not means.get("learned") and not means.get("structural"):
         factor = check_estimable(method, context, means)
-    items = count_items(dataset_name, data_dir, limit)
+    items, lengths, why_not = run_items(dataset_name, data_dir, limit, seed)
     per_role = _scaled(means["per_role"], factor)
+    stop_reasons = {r: _scaled(u, factor) for r, u in means["by_stop_reason"].items()}
+    lengths_line = ""
+    if from_run is None and not means.get("learned"):
+        documents = reads_documents(method)
+        reference = means.get("item_tokens")
+        per_role, delta = with_lengths(per_role, reference, lengths, documents)
+        stop_reasons = {
+            r: with_lengths(u, reference, lengths, documents)[0] for r, u in stop_reasons.items()
+        }
+        lengths_line = lengths_note(dataset_name, lengths, reference, documents, delta, why_not)
     models = role_models(context, [r for r in per_role if r != "total"])
     return {
         "method": method,
@@ -380,9 +533,10 @@ def estimate_run(
         "per_item": usage_and_usd(per_role, models, prices, 1),
         "run": usage_and_usd(per_role, models, prices, items * repeats),
         "by_stop_reason": {
-            reason: usage_and_usd(_scaled(roles, factor), models, prices, 1)
-            for reason, roles in means["by_stop_reason"].items()
+            reason: usage_and_usd(roles, models, prices, 1)
+            for reason, roles in stop_reasons.items()
         },
+        "lengths": lengths_line,
         **_timed(context, per_role, items * repeats, means.get("other_s", 0.0)),
     }
 
@@ -457,6 +611,8 @@ def render_estimate(est: Mapping[str, Any]) -> str:
         "",
         f"Means from {est['source']}. Models: {models}.",
     ]
+    if est.get("lengths"):
+        lines.append(est["lengths"])
     if est.get("k_scale", 1.0) != 1.0:
         lines.append(f"Scaled by {est['k_scale']:g} for the k asked (one call per sample).")
     if est.get("lowered_by"):
@@ -498,6 +654,7 @@ def estimate_suite(
     data_dir: Path | None = None,
     from_dir: Path | None = None,
     repeats: int = 1,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Estimate every member of a suite, its matched vote's ``k`` included, and their sum.
 
@@ -524,7 +681,7 @@ def estimate_suite(
         source = None if from_dir is None else Path(from_dir) / name
         return estimate_run(
             name, dataset_name, items, settings, prices,
-            data_dir=data_dir, from_run=source, repeats=times,
+            data_dir=data_dir, from_run=source, repeats=times, seed=seed,
         )  # fmt: skip
 
     members: list[dict[str, Any]] = []
@@ -589,7 +746,11 @@ def render_suite_estimate(est: Mapping[str, Any]) -> str:
     lines += [
         f"| whole suite | | | | | {total['llm_calls']:,.0f} | {usd_text(total['usd'])} |",
         "",
-        *(f"- {m['method']}: means from {m['source']}." for m in est["members"]),
+        *(
+            f"- {m['method']}: means from {m['source']}."
+            + (f" {m['lengths']}" if m.get("lengths") else "")
+            for m in est["members"]
+        ),
         "",
         "Nothing was run and no model was called.",
     ]
