@@ -138,3 +138,12 @@ def test_the_estimate_says_what_its_input_tokens_follow(
     assert "Means from its graph's structure" in result.output
     assert "Input tokens follow the 6 item(s) of fever-mini this run takes" in result.output
     assert "tokens a call" in result.output
+
+
+def test_documents_the_means_items_lacked_stay_as_measured(
+    short_and_long: tuple[Path, Path], data_home: Path
+) -> None:
+    short, long = (estimated("self-consistency", d) for d in short_and_long)
+    assert "documents as measured (the means' items shipped none)" in long["lengths"]
+    gap = long["per_item"]["input_tokens"] - short["per_item"]["input_tokens"]
+    assert 0 < gap < 1000  # the claims' extra length only, the documents' left out

@@ -454,15 +454,16 @@ def lengths_note(
         return (
             f"Input tokens as measured: the means' own items' lengths are not recorded; {counted}."
         )
-    ref = f"{float(reference['text']):,.1f}" if reference else "?"
     theirs = reference.get("documents") if reference else None
+    ref = f"{float(reference['text']):,.1f}" if reference else "?"
+    after = ""
     if documents and lengths.documents is not None and isinstance(theirs, int | float):
         ref += f" and {float(theirs):,.0f}"
-    elif documents:
-        ref += "; documents as measured"
+    elif documents and lengths.documents is not None:
+        after = "; documents as measured (the means' items shipped none)"
     return (
         f"Input tokens follow {counted}, against {ref} behind the means: "
-        f"{delta:+,.1f} tokens a call."
+        f"{delta:+,.1f} tokens a call{after}."
     )
 
 
