@@ -13,6 +13,8 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from factdebate.tools.core.secrets import redact
+
 MAX_MESSAGE_CHARS = 300
 Step = Callable[[int, str], Awaitable[None]]
 """What hears of each finished step: its number (from 1) and the words it says."""
@@ -33,8 +35,8 @@ class RunFailed(RunError):
 
 
 def one_line(text: object) -> str:
-    """A message as one bounded line."""
-    return " ".join(str(text).split())[:MAX_MESSAGE_CHARS] or "the run failed"
+    """A message as one bounded line, its secrets redacted (a refusal may quote a setting)."""
+    return redact(" ".join(str(text).split()))[:MAX_MESSAGE_CHARS] or "the run failed"
 
 
 def progress_words(node: str, update: Any) -> str:

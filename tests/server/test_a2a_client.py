@@ -86,12 +86,17 @@ def _http(served: tuple[LanggraphDev, dict], who: str = "alice") -> httpx.AsyncC
     return httpx.AsyncClient(headers=headers, timeout=COMMAND_GUARD_S)
 
 
-async def _client(served: tuple[LanggraphDev, dict], http: httpx.AsyncClient, **config: Any) -> Any:
-    """a2a-sdk's client for Tool-MAD, its card resolved at a2a-sdk's well-known path."""
+async def _client(
+    served: tuple[LanggraphDev, dict],
+    http: httpx.AsyncClient,
+    path: str = "/a2a/tool-mad",
+    **config: Any,
+) -> Any:
+    """a2a-sdk's client for the agent at ``path``, its card resolved at the well-known path."""
     from a2a.client import ClientConfig, create_client
 
     dev, _ = served
-    return await create_client(f"{dev.url}/a2a/tool-mad", ClientConfig(httpx_client=http, **config))
+    return await create_client(f"{dev.url}{path}", ClientConfig(httpx_client=http, **config))
 
 
 def _message(shape: str, settings: dict[str, Any] | None = None) -> Any:
@@ -202,6 +207,7 @@ async def test_streaming_yields_each_finished_step_then_the_artifact_then_comple
         ("data", {"colour": "red"}, "colour"),
         ("text", {"review": True}, NEEDS_THREAD),
         ("data", {"model": "openai:gpt-4o-mini@http://evil"}, "is not allowed on this server"),
+        ("data", {"model": "openai-compatible:m@http://u:s3cret-key@evil/v1"}, "[redacted]"),
     ],
 )
 async def test_a_bad_argument_is_a_json_rpc_error_with_the_clis_one_line(
@@ -219,7 +225,24 @@ async def test_a_bad_argument_is_a_json_rpc_error_with_the_clis_one_line(
         with pytest.raises(A2AError) as caught:
             _ = [e async for e in client.send_message(request)]
     line = str(caught.value)
-    assert words in line and "\n" not in line, line
+    assert words in line and "\n" not in line and "s3cret" not in line, line
+
+
+async def test_an_assistant_with_review_built_in_is_refused_in_one_line(served):
+    """Its review would pause where no thread keeps the pause: refused before any run."""
+    from a2a.utils.errors import A2AError
+
+    dev, _ = served
+    async with _http(served) as http:
+        made = await http.post(
+            f"{dev.url}/assistants", json={"graph_id": "tool-mad", "context": {"review": True}}
+        )
+        assert made.status_code == 200, made.text
+        assistant = made.json()["assistant_id"]
+        client = await _client(served, http, streaming=False, path=f"/a2a/{assistant}")
+        with pytest.raises(A2AError) as caught:
+            _ = [e async for e in client.send_message(_message("text"))]
+    assert str(caught.value) == NEEDS_THREAD
 
 
 async def test_settings_in_params_context_reach_the_run(served):

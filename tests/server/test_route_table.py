@@ -43,7 +43,7 @@ ROUTES: dict[tuple[str, str], Kind] = {
     ("PATCH", "/assistants/{assistant_id}"): MIDDLEWARE,
     ("POST", "/threads/{thread_id}/commands"): MIDDLEWARE,  # v2 run.start, input.respond
     ("POST", "/mcp"): MIDDLEWARE,  # tools/call runs an assistant with params.context
-    ("POST", "/a2a/{assistant_id}"): MIDDLEWARE,  # message/send, message/stream
+    ("POST", "/a2a/{assistant_id}"): MIDDLEWARE,  # SendMessage, SendStreamingMessage
     ("POST", "/a2a/{assistant_id}/"): MIDDLEWARE,
     # protocol v2 over a WebSocket: run.start and input.respond in messages
     ("WS", "/threads/{thread_id}/stream/events"): IN_GRAPH,
