@@ -1,12 +1,22 @@
-"""A hosted provider that takes a seed gets one in every call by default, and reruns repeat."""
+"""A hosted provider that takes a seed gets one in every sampled call by default; reruns repeat.
+
+The connection check before a run (``tools/models/reach.py``) is one 8-token greedy call with
+a fresh nonce, not a sampled one: it is left out of the comparisons.
+"""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+from typer.testing import CliRunner
+
 from factdebate.api import averify
+from factdebate.cli import app
 from factdebate.nodes.context import Context
 from factdebate.nodes.self_consistency.sample import sample_seed
+from factdebate.tools.models.reach import PROBE_MARK
 from tests.fake_provider import by_kind, fake_provider
 
 CLAIM = "The Eiffel Tower is located in Paris."
@@ -61,3 +71,37 @@ def test_a_sample_seed_stays_in_the_settings_range_and_none_stays_none() -> None
     seeds = {sample_seed(seed, n) for seed in (0, 1, 999_999) for n in range(1, 51)}
     assert all(0 <= s <= 999_999 for s in seeds) and len(seeds) == 150
     assert sample_seed(-1, 4) == -1
+
+
+def test_two_verify_commands_send_identical_requests_and_print_the_same_result(
+    data_home: Path,
+) -> None:
+    sent: list[list[dict[str, Any]]] = []
+    printed: list[Any] = []
+    with fake_provider(ANSWERS) as provider:
+        command = ["verify", CLAIM, "--method", "mad", "--rounds", "1", "--json",
+                   "--model", provider.model(), "--set", "current_date=2026-12-01"]  # fmt: skip
+        for _ in range(2):
+            provider.requests.clear()
+            result = CliRunner().invoke(app, command)
+            assert result.exit_code == 0, result.output
+            calls = [b for b in provider.requests if PROBE_MARK not in json.dumps(b)]
+            assert len(calls) == len(provider.requests) - 1  # one connection check, unsampled
+            sent.append(sorted(calls, key=repr))
+            printed.append(without_times(json.loads(result.output)))
+    assert len(sent[0]) == 3 and {body.get("seed") for body in sent[0]} == {0}
+    assert sent[0] == sent[1]
+    assert printed[0] == printed[1]
+
+
+def without_times(value: Any) -> Any:
+    """``value`` without the keys that hold wall-clock times."""
+    if isinstance(value, dict):
+        return {
+            k: without_times(v)
+            for k, v in value.items()
+            if not any(t in k for t in ("latency", "seconds", "elapsed", "time", "_s"))
+        }
+    if isinstance(value, list):
+        return [without_times(v) for v in value]
+    return value
