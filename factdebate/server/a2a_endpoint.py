@@ -5,9 +5,10 @@ Routed by the server's custom app (``factdebate.server.app``, ``http.app`` in
 JSON-RPC at ``/a2a/{assistant_id}`` (a method's name or an assistant's id), its agent card
 at ``/a2a/{assistant_id}/.well-known/agent-card.json`` (a2a-sdk's well-known path), at ``GET
 /a2a/{assistant_id}`` and at ``/.well-known/agent-card.json?assistant_id=...``. `a2a-sdk`
-does the protocol: JSON-RPC, the task store (in memory: a restart forgets tasks), the event
-stream. A message's parts are the method's input and its ``context`` the run's settings
-(``factdebate.server.a2a_input``), checked as the MCP tools check theirs; the run starts
+does the protocol: JSON-RPC, the event stream, the task store (in memory, per caller, the
+latest ``MAX_TASKS``: a restart forgets them). A message's parts are the method's input and
+its ``context`` the run's settings (``factdebate.server.a2a_input``), checked as the MCP
+tools check theirs; the run starts
 through the server's in-process client (``factdebate.server.served_runs``), each finished
 step is a ``working`` status update, and the result contract is the task's artifact: a data
 part and its JSON text. A bad argument or setting is a JSON-RPC error with the CLI's one
@@ -21,6 +22,7 @@ import asyncio
 import importlib.metadata
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -37,6 +39,7 @@ from a2a.types import (
     AgentCard,
     AgentInterface,
     AgentSkill,
+    Task,
     TaskState,
 )
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH, PROTOCOL_VERSION_1_0
@@ -67,6 +70,8 @@ PATH = "/a2a/{assistant_id}"
 PROTOCOL_VERSION = PROTOCOL_VERSION_1_0
 """The A2A version served: a request says it in its ``A2A-Version`` header (a2a-sdk's rule)."""
 MAX_BODY_BYTES = 16 * 1024 * 1024
+MAX_TASKS = 10_000
+"""Tasks the server keeps in memory for ``GetTask``; past it, the oldest is forgotten."""
 _PARAMS = "factdebate.a2a.params"
 """Where the request's JSON-RPC ``params``, as sent, wait in the ASGI scope for the executor."""
 log = logging.getLogger("factdebate.server.a2a")
@@ -125,6 +130,31 @@ async def method_of(ref: str) -> tuple[str, MethodSpec] | None:
 def _owner(context: ServerCallContext) -> str:
     """Whose tasks these are: the caller's identity (tasks are kept per caller)."""
     return str(context.state.get("owner") or "")
+
+
+class BoundedTaskStore(InMemoryTaskStore):
+    """a2a-sdk's in-memory task store, per caller, keeping the latest ``limit`` tasks."""
+
+    def __init__(self, limit: int = MAX_TASKS) -> None:
+        """An empty store; past ``limit`` tasks the oldest one is forgotten."""
+        if not 1 <= limit <= 10 * MAX_TASKS:
+            raise ValueError(f"the A2A task limit must be within 1..{10 * MAX_TASKS}")
+        super().__init__(owner_resolver=_owner)
+        self.limit = limit
+        self.kept: OrderedDict[tuple[str, str], None] = OrderedDict()
+
+    async def save(self, task: Task, context: ServerCallContext) -> None:
+        """Save ``task``, forgetting the oldest task beyond the limit."""
+        await super().save(task, context)
+        self.kept[(_owner(context), task.id)] = None
+        while len(self.kept) > self.limit:
+            (owner, oldest), _ = self.kept.popitem(last=False)
+            await super().delete(oldest, ServerCallContext(state={"owner": owner}))
+
+    async def delete(self, task_id: str, context: ServerCallContext) -> None:
+        """Forget ``task_id``."""
+        await super().delete(task_id, context)
+        self.kept.pop((_owner(context), task_id), None)
 
 
 class _CallContext(DefaultServerCallContextBuilder):
@@ -214,7 +244,7 @@ class Endpoint:
         base = agent_card("/a2a", "factdebate", METHODS["tool-mad"])
         self.handler = DefaultRequestHandler(
             agent_executor=MethodExecutor(),
-            task_store=InMemoryTaskStore(owner_resolver=_owner),
+            task_store=BoundedTaskStore(),
             agent_card=base,
         )
 

@@ -61,6 +61,23 @@ def test_a_messages_parts_are_the_methods_input_and_its_context_the_settings():
         request_settings({"context": "max_rounds=2"})
 
 
+async def test_the_task_store_keeps_each_callers_latest_tasks_only():
+    from a2a.server.context import ServerCallContext
+    from a2a.types import Task
+
+    from factdebate.server.a2a_endpoint import BoundedTaskStore
+
+    store = BoundedTaskStore(limit=2)
+    alice, bob = (ServerCallContext(state={"owner": who}) for who in ("alice", "bob"))
+    for task_id, caller in (("t1", alice), ("t2", bob), ("t1", alice), ("t3", alice)):
+        await store.save(Task(id=task_id, context_id="c"), caller)
+    assert await store.get("t1", alice) is None  # the oldest, forgotten past the limit
+    assert await store.get("t3", alice) is not None and await store.get("t2", bob) is not None
+    assert await store.get("t2", alice) is None  # a caller sees its own tasks only
+    with pytest.raises(ValueError, match="task limit"):
+        BoundedTaskStore(limit=0)
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LanggraphDev, dict]]:
     """The server and each principal's key."""
