@@ -315,3 +315,26 @@ async def test_cancel_task_ends_the_run(served):
     with anyio.fail_after(COMMAND_GUARD_S):
         while "on_disconnect=cancel" not in log.read_text(errors="replace"):
             await anyio.sleep(0.2)  # the server ends the run the task started
+
+
+async def test_a_caller_that_leaves_finds_the_verdict_with_get_task(served):
+    from a2a.types import GetTaskRequest, TaskState
+
+    async with _http(served) as http:
+        client = await _client(served, http, streaming=True)
+        request = _message("text", {"model": "scripted-slow"})
+        task_id = ""
+        async for event in client.send_message(request):
+            if event.HasField("task"):
+                task_id = event.task.id
+            elif event.HasField("status_update") and event.status_update.status.message.parts:
+                break  # the caller goes away while the run goes on
+    async with _http(served) as http:
+        client = await _client(served, http, streaming=False)
+        with anyio.fail_after(COMMAND_GUARD_S):
+            task = await client.get_task(GetTaskRequest(id=task_id))
+            while task.status.state == TaskState.TASK_STATE_WORKING:
+                await anyio.sleep(0.5)
+                task = await client.get_task(GetTaskRequest(id=task_id))
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED, task.status
+    assert _result(task.artifacts)["verdict"] == "SUPPORTS"
