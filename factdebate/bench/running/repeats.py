@@ -3,7 +3,8 @@
 ``OUT/repeat-1`` ... ``OUT/repeat-N`` are ordinary bench run folders (each resumes on its own);
 ``OUT`` holds the combined ``run.json``, ``metrics.json``, ``report.md`` and ``report.html``
 over every repeat's rows, with intervals over items and repeats (``stats``). Repeat r sends
-sampling seed r to models that take one (the ``sampling_seed`` setting).
+sampling seed r to models that take one (the ``sampling_seed`` setting), or none with
+``sampling_seed=-1``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from factdebate.tools.core.errors import SettingsError
 from factdebate.tools.core.secrets import redact_deep
 
 SEED_SETTING = "sampling_seed"
+UNSEEDED = -1
+"""The ``sampling_seed`` that sends none: repeats then sample as the provider draws."""
 REPEATS_KEYS = tuple(k for k in SAME_RUN_KEYS if k != "data") + ("repeats",)
 """What a repeated run's ``run.json`` records; all but ``repeats`` must match to resume
 (more or fewer repeats reuse the finished ones)."""
@@ -80,8 +83,12 @@ async def arun_repeats(
         return await arun_bench(
             method, dataset, out_dir, context=settings, progress=progress, **options
         )
-    if SEED_SETTING in settings:
-        raise SettingsError(f"--repeats sets {SEED_SETTING} itself (repeat r: seed r); drop it")
+    unseeded = settings.get(SEED_SETTING) == UNSEEDED
+    if SEED_SETTING in settings and not unseeded:
+        raise SettingsError(
+            f"--repeats sets {SEED_SETTING} itself (repeat r: seed r); drop it, or give "
+            f"{SEED_SETTING}={UNSEEDED} for repeats that send none"
+        )
     if settings.get("review"):
         raise SettingsError("--review decides one run: drop --repeats")
     check_no_llm_cache()
@@ -134,7 +141,7 @@ async def arun_repeats(
             method,
             dataset,
             repeat_dir(out_dir, r),
-            context={**settings, SEED_SETTING: r},
+            context={**settings, SEED_SETTING: UNSEEDED if unseeded else r},
             progress=tracked,
             **options,
         )
@@ -188,7 +195,7 @@ def run_repeats(
     repeats.
 
     Raises:
-        SettingsError: ``repeats`` outside 1..MAX_REPEATS, a ``sampling_seed`` setting given,
+        SettingsError: ``repeats`` outside 1..MAX_REPEATS, a ``sampling_seed`` given (but -1),
             ``--review``, or a LangChain LLM cache set.
         RunFolderError: ``out_dir`` holds another run (or one without repeats).
     """

@@ -105,3 +105,25 @@ def without_times(value: Any) -> Any:
     if isinstance(value, list):
         return [without_times(v) for v in value]
     return value
+
+
+def test_repeats_send_seed_r_or_with_minus_one_none(tmp_path: Path, data_home: Path) -> None:
+    from factdebate.bench.running.repeats import run_repeats
+    from tests.bench.test_runner import make_data
+
+    data = make_data(tmp_path / "data", "SR")
+    seeds: dict[int, set[Any]] = {}
+    with fake_provider(ANSWERS) as provider:
+        for given in (None, -1):
+            provider.requests.clear()
+            context: dict[str, Any] = {"model": provider.model()}
+            if given is not None:
+                context["sampling_seed"] = given
+            run_repeats(
+                "cot", "fever-mini", tmp_path / f"out{given}", repeats=2, context=context,
+                data_dir=data, limit=None, seed=0, concurrency=1,
+            )  # fmt: skip
+            calls = [b for b in provider.requests if PROBE_MARK not in json.dumps(b)]
+            assert len(calls) == 4  # 2 claims x 2 repeats
+            seeds[given or 0] = {b.get("seed") for b in calls}
+    assert seeds == {0: {1, 2}, -1: {None}}
