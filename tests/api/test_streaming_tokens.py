@@ -72,3 +72,42 @@ async def test_each_debater_answer_streams_on_the_embedded_model() -> None:
     unstreamed = await graph.ainvoke(claim, context=context)
     assert unstreamed["transcript"] == state["transcript"]
     assert unstreamed["cost"] == state["cost"] and state["cost"]["debater"]["output_tokens"] > 0
+
+
+async def test_protocol_v2_message_events_carry_the_embedded_models_words():
+    """The event stream the server's protocol v2 asks for: text deltas, usage unchanged."""
+    from langgraph._internal._constants import CONFIG_KEY_STREAM_MESSAGES_V2
+
+    from factdebate.tools.core.records import ModelConfigError
+    from factdebate.tools.models.local_llm import local_model_path
+
+    try:
+        local_model_path()
+    except ModelConfigError as exc:
+        pytest.skip(f"the embedded model is not installed: {exc}")
+    graph, _ = load_method("mad")
+    caps = {"max_output_tokens": 16, "judge_max_output_tokens": 16}
+    context = build_context("mad", model="local", max_rounds=1, **caps)
+    deltas: Counter[str] = Counter()
+    text: dict[str, str] = {}
+    state: dict[str, Any] = {}
+    async for part in graph.astream(
+        {"claim": "The Eiffel Tower is in Paris."},
+        context=context,
+        stream_mode=["messages", "values"],
+        version="v2",
+        config={"configurable": {CONFIG_KEY_STREAM_MESSAGES_V2: True}},
+    ):
+        if part["type"] == "values":
+            state = part["data"]
+            continue
+        event, meta = part["data"]
+        if event.get("event") == "content-block-delta":
+            node = str(meta.get("langgraph_node"))
+            deltas[node] += 1
+            text[node] = text.get(node, "") + str(event["delta"].get("text", ""))
+    answers = {turn["agent"]: turn["answer"] for turn in state["transcript"]}
+    for agent in ("affirmative", "negative"):
+        assert deltas[agent] > 1, deltas
+        assert text[agent] == answers[agent] and answers[agent]
+    assert state["cost"]["debater"]["output_tokens"] == 2 * 16  # both answers cut at the cap
