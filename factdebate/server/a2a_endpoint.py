@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import json
-import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -74,7 +73,6 @@ MAX_TASKS = 10_000
 """Tasks the server keeps in memory for ``GetTask``; past it, the oldest is forgotten."""
 _PARAMS = "factdebate.a2a.params"
 """Where the request's JSON-RPC ``params``, as sent, wait in the ASGI scope for the executor."""
-log = logging.getLogger("factdebate.server.a2a")
 
 
 def _version() -> str:
