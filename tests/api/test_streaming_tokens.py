@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -111,3 +112,47 @@ async def test_protocol_v2_message_events_carry_the_embedded_models_words():
         assert deltas[agent] > 1, deltas
         assert text[agent] == answers[agent] and answers[agent]
     assert state["cost"]["debater"]["output_tokens"] == 2 * 16  # both answers cut at the cap
+
+
+@pytest.mark.service
+async def test_langgraph_dev_streams_the_embedded_models_words_to_the_sdk(tmp_path: Path) -> None:
+    """Through a live `langgraph dev` serving MAD: `messages-tuple` chunks add up to each turn."""
+    from langgraph_sdk import get_client
+
+    from factdebate.tools.core.records import ModelConfigError
+    from factdebate.tools.models.local_llm import local_model_path
+    from tests.conftest import REPO
+    from tests.langgraph_server import LanggraphDev
+
+    try:
+        local_model_path()
+    except ModelConfigError as exc:
+        pytest.skip(f"the embedded model is not installed: {exc}")
+    dev = LanggraphDev(tmp_path, {"mad": str(REPO / "graphs" / "mad.py") + ":graph"})
+    dev.start()
+    pieces: Counter[str] = Counter()
+    text: dict[str, str] = {}
+    state: dict[str, Any] = {}
+    caps = {"max_output_tokens": 16, "judge_max_output_tokens": 16}
+    try:
+        async for part in get_client(url=dev.url).runs.stream(
+            None,
+            "mad",
+            input={"claim": "The Eiffel Tower is in Paris."},
+            context={"model": "local", "max_rounds": 1, **caps},
+            stream_mode=["messages-tuple", "values"],
+        ):
+            if part.event == "values":
+                state = part.data
+            elif part.event == "messages":
+                chunk, meta = part.data
+                node = str(meta.get("langgraph_node"))
+                pieces[node] += 1 if chunk.get("content") else 0
+                text[node] = text.get(node, "") + str(chunk.get("content") or "")
+    finally:
+        dev.stop()
+    answers = {turn["agent"]: turn["answer"] for turn in state["transcript"]}
+    for agent in ("affirmative", "negative"):
+        assert pieces[agent] > 1, pieces
+        assert text[agent] == answers[agent] and answers[agent]
+    assert state["cost"]["debater"]["output_tokens"] == 2 * 16
