@@ -67,7 +67,10 @@ async def test_a_streamed_call_writes_what_the_unstreamed_call_writes(
         assert whole.usage_metadata["output_tokens"] == max_tokens
 
 
-def test_a_streamed_call_is_saved_in_the_prefix_cache_and_frees_the_lock() -> None:
+def test_a_streamed_call_is_saved_in_the_prefix_cache_and_frees_the_lock(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(local_llm.CACHE_ENV, "64")
     model = _fresh(8)
     try:
         cache = model.client.cache
