@@ -298,7 +298,11 @@ class Context:
         0.0, "Price of 1M output tokens, for the dollar budget.", 0, 10_000
     )
     call_timeout_s: float = setting(
-        300.0, "Timeout for one model or tool call, seconds.", 0.01, 3600
+        300.0,
+        "Timeout for one hosted model or tool call, seconds (the embedded model's calls are "
+        "bounded by their token caps, not the clock).",
+        0.01,
+        3600,
     )
     model_retries: int = setting(
         -1,

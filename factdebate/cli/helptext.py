@@ -7,7 +7,6 @@ from typing import Any
 
 import typer
 import typer.core
-from typer import rich_utils
 
 
 def paragraphs(doc: str) -> str:
@@ -42,6 +41,8 @@ def _whole_words_table() -> type[Any]:
     from rich.text import Text
 
     class WholeWordsTable(Table):
+        whole_words = True
+
         def add_row(self, *cells: Any, **kwargs: Any) -> None:
             if len(cells) >= 6:  # [required mark,] long, short, --no- long, --no- short, type, help
                 *head, long, short, no_long, no_short, kind, text = cells
@@ -61,10 +62,31 @@ def _whole_words_table() -> type[Any]:
     return WholeWordsTable
 
 
+def _whole_words_help(original: Any) -> Any:
+    """``original`` format_help, run with Typer's help table made whole-words first.
+
+    Typer imports its rich help module (rich's markdown, tracebacks, pretty-printing) only to
+    draw a help screen; patching it on first use keeps that import off every other command,
+    so a refused typo costs a fraction of the CPU.
+    """
+
+    def format_help(self: Any, ctx: Any, formatter: Any) -> Any:
+        from typer import rich_utils
+
+        if not getattr(getattr(rich_utils, "Table", None), "whole_words", False):
+            rich_utils.Table = _whole_words_table()  # type: ignore[attr-defined]
+        return original(self, ctx, formatter)
+
+    format_help.whole_words = True  # type: ignore[attr-defined]
+    return format_help
+
+
 def tidy_help(app: typer.Typer) -> None:
     """Give every command of ``app`` whole-paragraph help, and show flags without a type."""
     typer.core.TyperOption.display_type_rich = _flag_type  # type: ignore[method-assign]
-    rich_utils.Table = _whole_words_table()  # type: ignore[attr-defined]
+    for cls in (typer.core.TyperCommand, typer.core.TyperGroup):
+        if not getattr(cls.format_help, "whole_words", False):
+            cls.format_help = _whole_words_help(cls.format_help)  # type: ignore[method-assign]
     for info in app.registered_commands:
         doc = info.help or (inspect.getdoc(info.callback) if info.callback else None)
         if doc:

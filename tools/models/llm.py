@@ -205,10 +205,12 @@ async def _call(
     hitting the cap becomes the cut message. ``model``: the chat model behind ``runnable``
     (whose endpoint is paced), when ``runnable`` wraps it.
     """
-    if _is_local(runnable):  # in-process: no limits to pace, and a local timeout would recur
+    if _is_local(runnable):  # in-process: no limits to pace, and no wall-clock cut (below)
         started = pacing.now()
         try:
-            result = await _attempt(runnable, messages, site.timeout)
+            # Bounded by its work (the token cap), not the clock: on a busy machine one call
+            # takes minutes, and a cut would neither stop llama.cpp's thread nor free its turn.
+            result = await runnable.ainvoke(messages)
         except Exception as exc:  # provider errors come in many types; record, do not crash
             return _failed(exc, 1, site), 1
         message = _message_of(result)
