@@ -5,7 +5,7 @@
 reason; DebateCV, MADAM-RAG and MAD-Fact from the older recording of 2026-11-23
 (capable-model-answers.jsonl, prompts as sent at commit 8d2b4ca). Tokens are characters / 4,
 rounded up per call, as the recordings count them. ``item_tokens`` is what the means' items
-held, counted as ``bench --estimate`` counts a dataset's (``estimate.item_lengths``): the mean
+held, counted as ``bench --estimate`` counts a dataset's (``item_lengths.item_lengths``): the mean
 tokens of an item's claim, question or answer, and of the documents it shipped (null: none).
 Run: .venv/bin/python benchmarks/measured_costs.py
 """

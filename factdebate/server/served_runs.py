@@ -13,6 +13,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from factdebate.tools.core.errors import FactDebateError
 from factdebate.tools.core.secrets import redact
 
 MAX_MESSAGE_CHARS = 300
@@ -22,7 +23,7 @@ Started = Callable[[], Awaitable[None]]
 """What hears that the server accepted the run (its first streamed part)."""
 
 
-class RunError(Exception):
+class RunError(FactDebateError):
     """A served run that gave no result: its one line."""
 
 

@@ -9,13 +9,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from factdebate.bench.judging.estimate import (
-    MEASURED,
-    estimate_run,
-    item_lengths,
-    run_items,
-    with_lengths,
-)
+from factdebate.bench.judging.estimate import MEASURED, estimate_run
+from factdebate.bench.judging.item_lengths import item_lengths, run_items, with_lengths
 from factdebate.cli import app
 from factdebate.datasets import ClaimItem, QAItem
 from factdebate.tools.core.records import Evidence
