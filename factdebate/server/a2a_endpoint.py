@@ -22,8 +22,6 @@ import asyncio
 import importlib.metadata
 import json
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
 
 from a2a.helpers.proto_helpers import new_data_part, new_task, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -46,6 +44,7 @@ from a2a.utils.errors import InvalidParamsError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from factdebate.graphs.registry import METHODS, MethodSpec
 from factdebate.server.a2a_input import message_arguments, request_settings
@@ -58,12 +57,6 @@ from factdebate.server.served_runs import (
     result_text,
     run_served,
 )
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 PATH = "/a2a/{assistant_id}"
 PROTOCOL_VERSION = PROTOCOL_VERSION_1_0

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import fields
 from typing import Any
@@ -33,6 +33,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from factdebate.evidence import served_hook
 from factdebate.graphs.registry import METHODS, context_class
@@ -54,12 +55,6 @@ from factdebate.server.decisions import (
 from factdebate.server.mcp_endpoint import Endpoint
 from factdebate.tools.core.evidence_hook import serve_frozen_with
 from factdebate.tools.core.secrets import redact
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 # POST paths that create runs or crons (stateless or on a thread), and assistants
 _CHECKED = re.compile(

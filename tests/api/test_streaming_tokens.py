@@ -15,10 +15,23 @@ from factdebate.api import build_context
 from factdebate.graphs.registry import load_method
 from factdebate.tools.models.providers import register_model
 
+
+@pytest.fixture
+def embedded() -> None:
+    """Skips, saying why, where the embedded model's weights are not installed."""
+    from factdebate.tools.core.records import ModelConfigError
+    from factdebate.tools.models.local_llm import local_model_path
+
+    try:
+        local_model_path()
+    except ModelConfigError as exc:
+        pytest.skip(f"the embedded model is not installed: {exc}")
+
+
 ANSWER = "Every source places the tower in Paris, on the Champ de Mars.\n**SUPPORTS**"
 
 
-async def test_each_debater_answer_streams_token_by_token():
+async def test_each_debater_answer_streams_token_by_token() -> None:
     answers = itertools.cycle([AIMessage(ANSWER)])
     name = register_model("streaming-fake", GenericFakeChatModel(messages=answers))
     graph, _ = load_method("mad")
@@ -36,19 +49,13 @@ async def test_each_debater_answer_streams_token_by_token():
         assert text[agent] == ANSWER  # the pieces make up the whole answer
 
 
-async def test_each_debater_answer_streams_on_the_embedded_model() -> None:
+async def test_each_debater_answer_streams_on_the_embedded_model(embedded: None) -> None:
     """MAD on ``local``, one round, 24-token answers: streamed as it is written.
 
     The same debate asked without streaming (greedy, as the default temperature is) writes
     the same transcript at the same cost: streaming changes only when the words arrive.
     """
-    from factdebate.tools.core.records import ModelConfigError
-    from factdebate.tools.models.local_llm import local_model_path
 
-    try:
-        local_model_path()
-    except ModelConfigError as exc:
-        pytest.skip(f"the embedded model is not installed: {exc}")
     graph, _ = load_method("mad")
     caps = {"max_output_tokens": 24, "judge_max_output_tokens": 24}
     context = build_context("mad", model="local", max_rounds=1, **caps)
@@ -75,17 +82,12 @@ async def test_each_debater_answer_streams_on_the_embedded_model() -> None:
     assert unstreamed["cost"] == state["cost"] and state["cost"]["debater"]["output_tokens"] > 0
 
 
-async def test_protocol_v2_message_events_carry_the_embedded_models_words():
+async def test_protocol_v2_message_events_carry_the_embedded_models_words(
+    embedded: None,
+) -> None:
     """The event stream the server's protocol v2 asks for: text deltas, usage unchanged."""
     from langgraph._internal._constants import CONFIG_KEY_STREAM_MESSAGES_V2
 
-    from factdebate.tools.core.records import ModelConfigError
-    from factdebate.tools.models.local_llm import local_model_path
-
-    try:
-        local_model_path()
-    except ModelConfigError as exc:
-        pytest.skip(f"the embedded model is not installed: {exc}")
     graph, _ = load_method("mad")
     caps = {"max_output_tokens": 16, "judge_max_output_tokens": 16}
     context = build_context("mad", model="local", max_rounds=1, **caps)
@@ -115,19 +117,15 @@ async def test_protocol_v2_message_events_carry_the_embedded_models_words():
 
 
 @pytest.mark.service
-async def test_langgraph_dev_streams_the_embedded_models_words_to_the_sdk(tmp_path: Path) -> None:
+async def test_langgraph_dev_streams_the_embedded_models_words_to_the_sdk(
+    tmp_path: Path, embedded: None
+) -> None:
     """Through a live `langgraph dev` serving MAD: `messages-tuple` chunks add up to each turn."""
     from langgraph_sdk import get_client
 
-    from factdebate.tools.core.records import ModelConfigError
-    from factdebate.tools.models.local_llm import local_model_path
     from tests.conftest import REPO
     from tests.langgraph_server import LanggraphDev
 
-    try:
-        local_model_path()
-    except ModelConfigError as exc:
-        pytest.skip(f"the embedded model is not installed: {exc}")
     dev = LanggraphDev(tmp_path, {"mad": str(REPO / "graphs" / "mad.py") + ":graph"})
     dev.start()
     pieces: Counter[str] = Counter()
