@@ -45,6 +45,11 @@ from factdebate.tools.models.providers import with_seed, with_temperature  # noq
 
 T = TypeVar("T", bound=BaseModel)
 
+RELEVANCE_DECIMALS = 4
+"""Decimals an answer-relevance score keeps: an encoder's vectors differ by about 1e-7 between
+processes (CPU threads, load), far below what the score can tell apart; rounded, two runs of
+one command record the same score."""
+
 
 class ScorerOutputError(FactDebateError, RuntimeError):
     """The scoring model's output did not match the schema RAGAS asked for."""
@@ -320,4 +325,4 @@ async def _relevance(
     cosines = [float(v @ target / (np.linalg.norm(v) * np.linalg.norm(target))) for v in others]
     committal = not noncommittal_zero or not all(q.noncommittal for q in questions)
     mean = float(np.clip(np.mean(cosines), -1.0, 1.0))  # identical vectors: 1 + float error
-    return _finite(mean * committal), []
+    return _finite(round(mean * committal, RELEVANCE_DECIMALS)), []

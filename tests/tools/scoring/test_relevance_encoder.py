@@ -82,3 +82,20 @@ async def test_the_run_scores_relevance_with_the_named_encoder_and_records_it(
     assert {t["relevance_encoder"] for t in turns} == {"fake:angle"}
     # No profile is calibrated for it: auto falls back to the paper's 0.8, and 0.5 fails.
     assert out["stop_reason"] == "round_limit"
+
+
+@pytest.mark.parametrize("drift", [3e-8, -3e-8])
+async def test_a_score_is_the_same_whatever_the_encoders_last_digits(
+    scripted: Any, fake_tools: Any, monkeypatch: pytest.MonkeyPatch, drift: float
+) -> None:
+    """Vectors a little off between processes (as MiniLM's are) record the same score."""
+    monkeypatch.setattr(encoders, "_provider_embeddings", lambda name: Angle(0.5 + drift))
+    rules = [
+        *ragas_rules(relevant_question="Where is the Eiffel Tower?"),
+        ("inside square brackets", "[Eiffel Tower]"),
+        ("Decide whether the claim holds", "Document 1 says Paris.\n**SUPPORTS**"),
+    ]
+    name, _ = scripted(rules)
+    context = ToolMADContext(model=name, relevance_encoder="fake:angle", max_rounds=1)
+    out: dict[str, Any] = await graph.ainvoke({"claim": CLAIM}, context=context)
+    assert [t["answer_relevance"] for t in out["transcript"]] == [0.5, 0.5]
