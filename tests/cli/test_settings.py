@@ -46,8 +46,8 @@ try:
 except SystemExit as exc:
     code = exc.code
 loaded = sorted({name.split(".")[0] for name in sys.modules} & heavy)
-help_screen = "typer.rich_utils" in sys.modules
-sys.stderr.write("\\nPROBE " + json.dumps({"code": code, "heavy": loaded, "help": help_screen}) + "\\n")
+probe = {"code": code, "heavy": loaded, "help": "typer.rich_utils" in sys.modules}
+sys.stderr.write("\\nPROBE " + json.dumps(probe) + "\\n")
 """
 
 
