@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from dataclasses import fields
@@ -16,7 +15,15 @@ from factdebate.cli.common import (
     MAD_FACT_SET_HELP,
     parse_settings,
 )
-from factdebate.cli.console import err, fail, out, print_json, print_markdown, save_page
+from factdebate.cli.console import (
+    err,
+    fail,
+    out,
+    print_json,
+    print_markdown,
+    run_coroutine,
+    save_page,
+)
 from factdebate.cli.progress import DEFAULT_EVERY_S, Tracker, track_progress
 from factdebate.tools.core.errors import FactDebateError
 from factdebate.tools.core.json_text import json_problem, parse_json
@@ -66,7 +73,7 @@ def score_answer_command(
         shown_model = escape(redact(str(settings.get("model", "local"))))
         out.print(f"[dim]checking the answer with MAD-Fact (model {shown_model})[/dim]")
     started = time.perf_counter()
-    result = asyncio.run(ascore_answer(answer, question, refs, **settings))
+    result = run_coroutine(ascore_answer(answer, question, refs, **settings))
     if html is not None:
         from factdebate.pages.debate import write_debate_page
 
@@ -131,7 +138,7 @@ def gen_answers(
         prompts = sample(loaded.items, limit, seed)
         with track_progress(f"{model} answering {dataset}", DEFAULT_EVERY_S, "prompts") as track:
             track(0, len(prompts), "")
-            summary = asyncio.run(
+            summary = run_coroutine(
                 agen_answers(
                     prompts,
                     out_dir,
@@ -179,7 +186,7 @@ def score_answers(
                     track(done, total, "")
 
                 summaries.append(
-                    asyncio.run(
+                    run_coroutine(
                         ascore_answers(
                             folder, concurrency=concurrency, progress=progress, **settings
                         )

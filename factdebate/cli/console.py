@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import typer
 from rich.markup import escape
@@ -14,6 +14,16 @@ from rich.markup import escape
 from factdebate.tools.core.errors import FactDebateError
 from factdebate.tools.core.secrets import redact, redact_deep
 from factdebate.tools.core.terminal import SafeConsole
+
+T = TypeVar("T")
+
+
+def run_coroutine(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(coroutine)``, imported by a command that runs, never by a refusal."""
+    import asyncio
+
+    return asyncio.run(coroutine)
+
 
 out = SafeConsole(highlight=False)  # strips escape sequences from model and document text
 err = SafeConsole(stderr=True, highlight=False)

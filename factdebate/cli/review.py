@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import shutil
 import sys
@@ -14,7 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from factdebate.cli.common import parse_settings
-from factdebate.cli.console import err, fail, out, print_json
+from factdebate.cli.console import err, fail, out, print_json, run_coroutine
 from factdebate.cli.show import print_result, print_turn
 from factdebate.tools.core.errors import FactDebateError, SettingsError
 
@@ -119,7 +118,7 @@ def resume_run(
     from factdebate.review.resume import aresume
 
     try:
-        return asyncio.run(aresume(thread, checkpoint=checkpoint, **decision, **settings))
+        return run_coroutine(aresume(thread, checkpoint=checkpoint, **decision, **settings))
     except FactDebateError as exc:
         fail(str(exc))
         raise  # unreachable: fail exits
@@ -165,7 +164,7 @@ def history(
     from factdebate.review.replay import ahistory
 
     try:
-        steps = asyncio.run(ahistory(thread, checkpoint=checkpoint, method=method))
+        steps = run_coroutine(ahistory(thread, checkpoint=checkpoint, method=method))
     except FactDebateError as exc:
         fail(str(exc))
     if as_json:
@@ -240,7 +239,7 @@ def replay(
         return await _drain(tagged(), as_json), record
 
     try:
-        result, record = asyncio.run(run())
+        result, record = run_coroutine(run())
     except FactDebateError as exc:
         fail(str(exc))
     _show(result, as_json, f"factdebate verify ... --thread {record.get('thread')}")
@@ -341,8 +340,8 @@ def server_queue(url: str, run_id: str, approve_all: bool) -> None:
     from factdebate.review.server_queue import adecide, aended, alist_queue
 
     try:
-        waiting = asyncio.run(alist_queue(url, run_id))
-        ended = asyncio.run(aended(url, run_id))
+        waiting = run_coroutine(alist_queue(url, run_id))
+        ended = run_coroutine(aended(url, run_id))
     except FactDebateError as exc:
         fail(str(exc))
     except Exception as exc:  # the SDK's HTTP or connection error: one line
@@ -368,7 +367,7 @@ def server_queue(url: str, run_id: str, approve_all: bool) -> None:
         if decision is None:
             continue
         try:
-            values = asyncio.run(adecide(url, entry["thread"], decision))
+            values = run_coroutine(adecide(url, entry["thread"], decision))
         except FactDebateError as exc:
             err.print(f"{entry['item']}: {exc}", markup=False, soft_wrap=True)
             continue

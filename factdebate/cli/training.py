@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated
 
@@ -12,7 +11,7 @@ from factdebate.cli.common import (
     DEBATE_CV_SET_HELP,
     parse_settings,
 )
-from factdebate.cli.console import err, fail, out
+from factdebate.cli.console import err, fail, out, run_coroutine
 from factdebate.tools.core.errors import FactDebateError, SettingsError
 
 
@@ -56,7 +55,7 @@ def syndec(
         )
     except FactDebateError as exc:
         fail(str(exc))
-    summary = asyncio.run(
+    summary = run_coroutine(
         run_syndec(
             items,
             out_dir,

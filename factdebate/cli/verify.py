@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from factdebate.cli.common import (
     VERIFY_METHOD_HELP,
     checked_settings,
 )
-from factdebate.cli.console import err, fail, out, save_page
+from factdebate.cli.console import err, fail, out, run_coroutine, save_page
 from factdebate.cli.progress import timed_run
 from factdebate.cli.show import print_turn, show_final, without_given
 from factdebate.tools.core.errors import FactDebateError, SettingsError
@@ -128,7 +127,7 @@ def verify(
     try:
         # web searches answered by the cache vs paid calls; on a local model, the expected time
         with tallying() as searches, timed_run(run.spec.name, run.context):
-            result = asyncio.run(_stream(claim, run, settings, as_json, evidence_log))
+            result = run_coroutine(_stream(claim, run, settings, as_json, evidence_log))
     except KeyboardInterrupt:
         fail("interrupted", 130)
     except FactDebateError as exc:

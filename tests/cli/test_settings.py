@@ -46,7 +46,8 @@ try:
 except SystemExit as exc:
     code = exc.code
 loaded = sorted({name.split(".")[0] for name in sys.modules} & heavy)
-probe = {"code": code, "heavy": loaded, "help": "typer.rich_utils" in sys.modules}
+unneeded = [name for name in ("typer.rich_utils", "asyncio") if name in sys.modules]
+probe = {"code": code, "heavy": loaded, "unneeded": unneeded}
 sys.stderr.write("\\nPROBE " + json.dumps(probe) + "\\n")
 """
 
@@ -212,7 +213,7 @@ def test_refusal_loads_no_heavy_stack(args: list[str]) -> None:
     print(f"{' '.join(args)}: cpu {cpu:.2f} s, wall {wall:.2f} s")
     assert probe["code"] == 2 and "error:" in stderr, stderr
     assert probe["heavy"] == [], f"loaded before refusing: {probe['heavy']}"
-    assert probe["help"] is False, "Typer's help-screen module was loaded for a refusal"
+    assert probe["unneeded"] == [], "a refusal needs neither help screens nor asyncio"
 
 
 def test_bench_count_options_are_checked_before_the_imports(tmp_path) -> None:
