@@ -150,3 +150,5 @@ async def test_langgraph_dev_refuses_unknown_and_bad_context(server: str):
             )
         assert caught.value.response.status_code == 422
         assert message in caught.value.response.json()["detail"]
+        # runs.wait's error prints as httpx's own line; the SDK adds the body as a note
+        assert any(message in note for note in getattr(caught.value, "__notes__", []))
