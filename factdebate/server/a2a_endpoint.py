@@ -44,11 +44,12 @@ from a2a.utils.errors import InvalidParamsError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from factdebate.graphs.registry import METHODS, MethodSpec
 from factdebate.server.a2a_input import message_arguments, request_settings
 from factdebate.server.auth import caller
+from factdebate.server.bodies import read_body, replaying
 from factdebate.server.mcp_endpoint import run_input
 from factdebate.server.served_runs import (
     RunFailed,
@@ -61,7 +62,6 @@ from factdebate.server.served_runs import (
 PATH = "/a2a/{assistant_id}"
 PROTOCOL_VERSION = PROTOCOL_VERSION_1_0
 """The A2A version served: a request says it in its ``A2A-Version`` header (a2a-sdk's rule)."""
-MAX_BODY_BYTES = 16 * 1024 * 1024
 MAX_TASKS = 10_000
 """Tasks the server keeps in memory for ``GetTask``; past it, the oldest is forgotten."""
 _PARAMS = "factdebate.a2a.params"
@@ -285,28 +285,15 @@ def _keeping_params(app: ASGIApp) -> ASGIApp:
     """
 
     async def kept(scope: Scope, receive: Receive, send: Send) -> None:
-        body, more = bytearray(), True
-        while more:
-            message = await receive()
-            body += message.get("body", b"")
-            more = bool(message.get("more_body", False))
-            if len(body) > MAX_BODY_BYTES:
-                await JSONResponse({"detail": "request body too large"}, 413)(scope, receive, send)
-                return
+        body = await read_body(receive)
+        if body is None:
+            await JSONResponse({"detail": "request body too large"}, 413)(scope, receive, send)
+            return
         try:
             data = json.loads(body) if body else None
         except (ValueError, RecursionError):
             data = None  # a2a-sdk answers malformed JSON itself
         params = data.get("params") if isinstance(data, dict) else None
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": bytes(body), "more_body": False}
-            return await receive()
-
-        await app({**scope, _PARAMS: params}, replay, send)
+        await app({**scope, _PARAMS: params}, replaying(body, receive), send)
 
     return kept

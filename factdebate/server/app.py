@@ -41,6 +41,7 @@ from factdebate.nodes.policy import operator_problem
 from factdebate.nodes.review import NEEDS_THREAD
 from factdebate.server.a2a_endpoint import Endpoint as A2AEndpoint
 from factdebate.server.auth import run_refusal
+from factdebate.server.bodies import MAX_BODY_BYTES, read_body, replaying
 from factdebate.server.decisions import (
     NEW_INPUT,
     NO_DECISION,
@@ -72,7 +73,6 @@ REFUSED = re.compile(r"^/(deploy|internal)(/.*)?$")
 """The dev server's own routes that do harm whoever calls: ``/deploy`` runs ``langgraph
 deploy`` with the operator's LangSmith key, ``/internal/truncate`` deletes every thread."""
 MAX_ERROR_BODY_BYTES = 1024 * 1024
-MAX_BODY_BYTES = 16 * 1024 * 1024
 MAX_JSON_DEPTH = 100
 """Deepest nesting of arrays and objects a request body may have (settings need a few)."""
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
@@ -295,15 +295,11 @@ class ContextCheck:
         if scope["type"] != "http" or method not in _WITH_BODY:
             await self.app(scope, receive, send)
             return
-        received, more = bytearray(), True
-        while more:
-            message = await receive()
-            received += message.get("body", b"")
-            more = bool(message.get("more_body", False))
-            if len(received) > MAX_BODY_BYTES:
-                await _reply(send, 413, f"request body over {MAX_BODY_BYTES} bytes")
-                return
-        body = bytes(received)
+        read = await read_body(receive)
+        if read is None:
+            await _reply(send, 413, f"request body over {MAX_BODY_BYTES} bytes")
+            return
+        body = read
         data, problem = await asyncio.to_thread(_parse, body)
         targets: list[str | None] = []
         if problem is None and checks(str(method), path):
@@ -354,16 +350,7 @@ class ContextCheck:
 
     async def _forward(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
         """Pass the request on to the server with ``body`` (already read) as its body."""
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(body, receive), send)
 
     async def _target(self, scope: Scope, path: str, ref: str | None) -> str | None:
         """The method a request runs or changes: ``ref``, or the graph of an assistant or cron."""

@@ -7,7 +7,8 @@ import json
 import httpx
 import pytest
 
-from factdebate.server.app import MAX_BODY_BYTES, MAX_JSON_DEPTH
+from factdebate.server.app import MAX_JSON_DEPTH
+from factdebate.server.bodies import MAX_BODY_BYTES
 from tests.context_check import Downstream, send, send_raw
 
 BAD = [

@@ -44,6 +44,19 @@ def provider_angle(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+async def one_round(scripted: Any) -> dict[str, Any]:
+    """One Tool-MAD round on scripted answers whose relevance uses the ``fake:angle`` encoder."""
+    rules = [
+        *ragas_rules(relevant_question="Where is the Eiffel Tower?"),
+        ("inside square brackets", "[Eiffel Tower]"),
+        ("Decide whether the claim holds", "Document 1 says Paris.\n**SUPPORTS**"),
+    ]
+    name, _ = scripted(rules)
+    context = ToolMADContext(model=name, relevance_encoder="fake:angle", max_rounds=1)
+    out: dict[str, Any] = await graph.ainvoke({"claim": CLAIM}, context=context)
+    return out
+
+
 def test_names_are_told_apart_and_recorded_canonically() -> None:
     assert encoders.relevance_label("minilm") == DEFAULT_ENCODER
     assert encoders.relevance_label("") == DEFAULT_ENCODER
@@ -69,14 +82,7 @@ def test_an_unknown_provider_is_one_clear_error() -> None:
 async def test_the_run_scores_relevance_with_the_named_encoder_and_records_it(
     scripted: Any, fake_tools: Any, provider_angle: None
 ) -> None:
-    rules = [
-        *ragas_rules(relevant_question="Where is the Eiffel Tower?"),
-        ("inside square brackets", "[Eiffel Tower]"),
-        ("Decide whether the claim holds", "Document 1 says Paris.\n**SUPPORTS**"),
-    ]
-    name, _ = scripted(rules)
-    context = ToolMADContext(model=name, relevance_encoder="fake:angle", max_rounds=1)
-    out: dict[str, Any] = await graph.ainvoke({"claim": CLAIM}, context=context)
+    out = await one_round(scripted)
     turns = out["transcript"]
     assert all(t["answer_relevance"] == pytest.approx(0.5) for t in turns)
     assert {t["relevance_encoder"] for t in turns} == {"fake:angle"}
@@ -90,12 +96,5 @@ async def test_a_score_is_the_same_whatever_the_encoders_last_digits(
 ) -> None:
     """Vectors a little off between processes (as MiniLM's are) record the same score."""
     monkeypatch.setattr(encoders, "_provider_embeddings", lambda name: Angle(0.5 + drift))
-    rules = [
-        *ragas_rules(relevant_question="Where is the Eiffel Tower?"),
-        ("inside square brackets", "[Eiffel Tower]"),
-        ("Decide whether the claim holds", "Document 1 says Paris.\n**SUPPORTS**"),
-    ]
-    name, _ = scripted(rules)
-    context = ToolMADContext(model=name, relevance_encoder="fake:angle", max_rounds=1)
-    out: dict[str, Any] = await graph.ainvoke({"claim": CLAIM}, context=context)
+    out = await one_round(scripted)
     assert [t["answer_relevance"] for t in out["transcript"]] == [0.5, 0.5]
