@@ -5,7 +5,8 @@ this repository (nothing beside the clone, a home of its own), starts ``--hogs``
 processes at nice 0 (``benchmarks.busy_machine.hogs``), runs ``CI=true bash .ci/run`` (the
 venv, llama.cpp's compile, then the README's test command) with the 1-minute load sampled
 every 30 s, and stops the loops after it. ``DIR`` keeps the run's log (``ci.log``) and the
-load samples (``load.txt``); printed: the exit status, the wall time, the pytest summary line
+load samples (``load.txt``; without ``--out`` they stay beside the clone, in a temporary
+folder, else the clone is removed); printed: the exit status, the wall time, the pytest summary line
 and the loads seen. About 1.5 hours on 2 cores.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -68,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
             stop.set()
             sampler.join()
         wall = time.perf_counter() - t0
+    if args.out is not None:  # the log and loads are kept in --out: the clone can go
+        shutil.rmtree(work, ignore_errors=True)
     loads = [float(line.split()[1]) for line in (out / "load.txt").read_text().splitlines()]
     tail = (out / "ci.log").read_bytes()[-20_000:].decode(errors="replace").splitlines()
     summary = next((line for line in reversed(tail) if " in " in line and "=" in line), "")
