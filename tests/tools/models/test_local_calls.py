@@ -6,30 +6,18 @@ import asyncio
 from typing import Any
 
 import pytest
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.outputs import ChatResult
 
 from factdebate.tools.models import llm
+from tests.fakes import ScriptedChatModel
 
 
-class SlowModel(BaseChatModel):
-    """A chat model whose one answer takes longer than the call timeout it is given."""
+class SlowModel(ScriptedChatModel):
+    """The scripted fake, answering "Paris." after longer than the call timeout it is given."""
 
+    default: str = "Paris."
     delay_s: float = 0.2
-
-    @property
-    def _llm_type(self) -> str:
-        return "slow-test"
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: Any = None,
-        **kw: Any,
-    ) -> ChatResult:
-        raise NotImplementedError
 
     async def _agenerate(
         self,
@@ -39,7 +27,7 @@ class SlowModel(BaseChatModel):
         **kw: Any,
     ) -> ChatResult:
         await asyncio.sleep(self.delay_s)
-        return ChatResult(generations=[ChatGeneration(message=AIMessage("Paris."))])
+        return self._generate(messages, stop)
 
 
 def test_a_local_call_slower_than_the_timeout_answers(monkeypatch: pytest.MonkeyPatch) -> None:
